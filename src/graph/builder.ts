@@ -1,0 +1,83 @@
+/**
+ * GraphBuilder: the emitting API models use. It tracks a module-name scope so every node gets a
+ * readable, unique name, and names parameters by their state_dict path.
+ */
+import { Graph, type Attr, type Dim } from './ir.ts';
+import type { DType, HostTensor } from './tensor.ts';
+
+export type OpOptions = { name?: string };
+
+export class GraphBuilder {
+  readonly graph: Graph;
+  private readonly scopes: string[] = [];
+  private readonly nodeNames = new Set<string>();
+  private constantCount = 0;
+
+  constructor(name?: string) {
+    this.graph = new Graph(name);
+  }
+
+  /** Runs `fn` with `name` pushed on the scope (module path segment). */
+  scope<T>(name: string, fn: () => T): T {
+    this.scopes.push(name);
+    try {
+      return fn();
+    } finally {
+      this.scopes.pop();
+    }
+  }
+
+  input(name: string, dtype: DType, shape: Dim[]): string {
+    this.graph.inputs.push({ name, dtype, shape });
+    return name;
+  }
+
+  /** Declares `value` as a graph output called `name` (adding an Identity only when renaming). */
+  output(name: string, value: string, dtype: DType, shape: Dim[]): void {
+    if (value !== name) this.graph.nodes.push({ op: 'Identity', name: `/${name}/Identity`, inputs: [value], outputs: [name], attrs: {} });
+    this.graph.outputs.push({ name, dtype, shape });
+  }
+
+  /** Registers a parameter tensor under its state_dict path and returns the value name. */
+  param(path: string, tensor: HostTensor): string {
+    const existing = this.graph.initializers.get(path);
+    if (existing && existing !== tensor) throw new Error(`parameter ${path} registered twice with different tensors`);
+    this.graph.initializers.set(path, tensor);
+    return path;
+  }
+
+  /** A constant tensor (stored as an initializer so passes can read it). */
+  constant(hint: string, tensor: HostTensor): string {
+    const name = `${this.prefix()}/${hint}_const${this.constantCount++}`;
+    this.graph.initializers.set(name, tensor);
+    return name;
+  }
+
+  /** Emits one node; returns its single output (or all of them with `outputs > 1`). */
+  op(op: string, inputs: string[], attrs: Record<string, Attr> = {}, opts: OpOptions = {}): string {
+    return this.opMulti(op, inputs, 1, attrs, opts)[0]!;
+  }
+
+  opMulti(op: string, inputs: string[], outputs: number, attrs: Record<string, Attr> = {}, opts: OpOptions = {}): string[] {
+    const name = this.uniqueName(`${this.prefix()}/${opts.name ?? op}`);
+    const outs = Array.from({ length: outputs }, (_, k) => `${name}_output_${k}`);
+    this.graph.nodes.push({ op, name, inputs, outputs: outs, attrs });
+    return outs;
+  }
+
+  private prefix(): string {
+    return this.scopes.length ? `/${this.scopes.join('/')}` : '';
+  }
+
+  private uniqueName(base: string): string {
+    let name = base;
+    for (let k = 1; this.nodeNames.has(name); k++) name = `${base}_${k}`;
+    this.nodeNames.add(name);
+    return name;
+  }
+}
+
+export const i = (v: number): Attr => ({ i: v });
+export const f = (v: number): Attr => ({ f: v });
+export const ints = (v: number[]): Attr => ({ ints: v });
+export const s = (v: string): Attr => ({ s: v });
