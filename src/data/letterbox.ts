@@ -90,6 +90,31 @@ const INV255 = (() => {
   return lut;
 })();
 
+/** Horizontal pass of one source row into fixed-point sums (weights total 2048). */
+function hpass(
+  src: Uint8Array, base: number, xo0: Int32Array, xo1: Int32Array, a0: Int32Array, a1: Int32Array, buf: Int32Array,
+): void {
+  const dw = xo0.length;
+  for (let x = 0, k = 0; x < dw; x++, k += 3) {
+    const p = base + xo0[x]!, q = base + xo1[x]!, w0 = a0[x]!, w1 = a1[x]!;
+    buf[k] = src[p]! * w0 + src[q]! * w1;
+    buf[k + 1] = src[p + 1]! * w0 + src[q + 1]! * w1;
+    buf[k + 2] = src[p + 2]! * w0 + src[q + 2]! * w1;
+  }
+}
+
+/**
+ * Vertical pass, with the rounding of OpenCV's vectorised path: (S>>4)*beta keeps the high 16 bits,
+ * the two terms are summed and rounded by 2 more bits (22 fractional bits in all).
+ */
+function vpass(s0: Int32Array, s1: Int32Array, b0: number, b1: number, row: Uint8Array): void {
+  const n = row.length;
+  for (let k = 0; k < n; k++) {
+    const v = ((((s0[k]! >> 4) * b0) >> 16) + (((s1[k]! >> 4) * b1) >> 16) + 2) >> 2;
+    row[k] = v > 255 ? 255 : v;
+  }
+}
+
 /**
  * Bilinear resize of an HWC RGB image; each finished destination row (uint8 RGB, `dw*3` bytes, reused
  * between calls) is handed to `emit`. Rows are produced in order.
@@ -110,42 +135,25 @@ export function resizeRows(
   const xt = axisTable(sw, dw, true);
   const yt = axisTable(sh, dh, false);
   const n = dw * 3;
-  // per destination channel-sample: byte offsets of the two source taps and their weights
-  const xo0 = new Int32Array(n), xo1 = new Int32Array(n), xa0 = new Int32Array(n), xa1 = new Int32Array(n);
-  for (let x = 0; x < dw; x++) {
-    for (let c = 0; c < 3; c++) {
-      const k = x * 3 + c;
-      xo0[k] = xt.i0[x]! * 3 + c;
-      xo1[k] = xt.i1[x]! * 3 + c;
-      xa0[k] = xt.w0[x]!;
-      xa1[k] = xt.w1[x]!;
-    }
-  }
+  // Byte offsets (within a row) of the two source taps of each destination pixel.
+  const xo0 = new Int32Array(dw), xo1 = new Int32Array(dw);
+  for (let x = 0; x < dw; x++) { xo0[x] = xt.i0[x]! * 3; xo1[x] = xt.i1[x]! * 3; }
   // Two horizontally-resized source rows, reused while consecutive output rows share them.
   let bufA = new Int32Array(n), bufB = new Int32Array(n);
   let rowA = -1, rowB = -1;
-  const hpass = (sy: number, buf: Int32Array): void => {
-    const base = sy * sw * 3;
-    for (let k = 0; k < n; k++) buf[k] = src[base + xo0[k]!]! * xa0[k]! + src[base + xo1[k]!]! * xa1[k]!;
-  };
   for (let y = 0; y < dh; y++) {
     const s0 = yt.i0[y]!, s1 = yt.i1[y]!;
     if (rowA !== s0) {
       if (rowB === s0) { const t = bufA; bufA = bufB; bufB = t; rowA = s0; rowB = -1; }
-      else { hpass(s0, bufA); rowA = s0; }
+      else { hpass(src, s0 * sw * 3, xo0, xo1, xt.w0, xt.w1, bufA); rowA = s0; }
     }
     let r1: Int32Array;
     if (s1 === s0) r1 = bufA;
     else {
-      if (rowB !== s1) { hpass(s1, bufB); rowB = s1; }
+      if (rowB !== s1) { hpass(src, s1 * sw * 3, xo0, xo1, xt.w0, xt.w1, bufB); rowB = s1; }
       r1 = bufB;
     }
-    const b0 = yt.w0[y]!, b1 = yt.w1[y]!;
-    // OpenCV's SIMD vertical pass: (S>>4)*beta high 16 bits, summed, rounded by 2 bits (22 bits total).
-    for (let k = 0; k < n; k++) {
-      const v = ((((bufA[k]! >> 4) * b0) >> 16) + (((r1[k]! >> 4) * b1) >> 16) + 2) >> 2;
-      row[k] = v > 255 ? 255 : v;
-    }
+    vpass(bufA, r1, yt.w0[y]!, yt.w1[y]!, row);
     emit(y, row);
   }
 }

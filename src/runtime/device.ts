@@ -1,0 +1,45 @@
+/**
+ * Device strings -> ONNX Runtime execution providers. `cpu` (default), `0` / `cuda:0` (CUDA EP,
+ * only when its libraries are installed), `webgpu`. A device that cannot be had is an error, never
+ * a silent fallback.
+ */
+import { LibreYOLOError } from '../errors.ts';
+
+export type DeviceKind = 'cpu' | 'cuda' | 'webgpu';
+
+export interface Device {
+  kind: DeviceKind;
+  index: number;
+  /** Canonical string used in cache keys and messages: `cpu`, `cuda:0`, `webgpu`. */
+  id: string;
+}
+
+export function parseDevice(value: string | number | undefined | null): Device {
+  const raw = value === undefined || value === null ? 'cpu' : String(value).trim().toLowerCase();
+  if (raw === 'cpu' || raw === 'auto' || raw === '') return { kind: 'cpu', index: 0, id: 'cpu' };
+  if (raw === 'webgpu' || raw === 'gpu') return { kind: 'webgpu', index: 0, id: 'webgpu' };
+  const m = /^(?:cuda:?)?(\d+)$/.exec(raw) ?? (raw === 'cuda' ? ['cuda', '0'] : null);
+  if (m) {
+    const index = Number(m[1]);
+    return { kind: 'cuda', index, id: `cuda:${index}` };
+  }
+  throw new LibreYOLOError('config_type_error', `Unknown device '${value}'. Use 'cpu', '0' / 'cuda:0' (CUDA), or 'webgpu'.`);
+}
+
+export function executionProviders(device: Device): Array<string | { name: string; deviceId?: number }> {
+  switch (device.kind) {
+    case 'cpu': return ['cpu'];
+    case 'cuda': return [{ name: 'cuda', deviceId: device.index }];
+    case 'webgpu': return ['webgpu'];
+  }
+}
+
+/** Turns ORT's provider-loading failure into an actionable message. */
+export function deviceUnavailable(device: Device, cause: unknown): LibreYOLOError {
+  const detail = cause instanceof Error ? cause.message : String(cause);
+  const how = device.kind === 'cuda'
+    ? "onnxruntime-node's CUDA execution provider is not installed (it is skipped at install so `npm ci` works offline). "
+      + 'To use CUDA, run `ONNXRUNTIME_NODE_INSTALL=cuda12 npm rebuild onnxruntime-node` on a machine with CUDA 12, or pass device=cpu.'
+    : 'The WebGPU provider needs a GPU with a Vulkan driver. Pass device=cpu to run on the CPU.';
+  return new LibreYOLOError('device_not_available', `Device '${device.id}' is not available: ${detail}\n${how}`, { cause });
+}

@@ -1,0 +1,36 @@
+/** Messages between the main thread and a session worker (tensors travel as transferable buffers). */
+import type { DType } from '../graph/tensor.ts';
+
+export interface WireTensor {
+  dtype: DType;
+  dims: number[];
+  buffer: ArrayBuffer;
+  byteOffset: number;
+  length: number;
+}
+
+export interface SessionConfig {
+  executionProviders: Array<string | { name: string; deviceId?: number }>;
+  intraOpNumThreads: number;
+  graphOptimizationLevel: 'disabled' | 'basic' | 'extended' | 'all';
+  /** When set, ORT profiling is on and its file goes under this prefix. */
+  profileFilePrefix?: string;
+}
+
+export type Request =
+  | { id: number; kind: 'create'; key: string; model: Uint8Array | string; config: SessionConfig }
+  | { id: number; kind: 'run'; key: string; feeds: Record<string, WireTensor> }
+  | { id: number; kind: 'endProfiling'; key: string }
+  | { id: number; kind: 'release'; key: string };
+
+export interface SessionInfo {
+  inputNames: string[];
+  outputNames: string[];
+  inputTypes: Record<string, string>;
+  /** ORT profiler start, in epoch ms (for aligning its relative timestamps with host spans). */
+  profileStartEpochMs?: number;
+}
+
+export type Response =
+  | { id: number; ok: true; info?: SessionInfo; outputs?: Record<string, WireTensor>; runMs?: number; startEpochMs?: number }
+  | { id: number; ok: false; error: string };
