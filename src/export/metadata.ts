@@ -1,0 +1,57 @@
+/** ONNX metadata_props as the original writes them (all strings), and reading them back. */
+
+export const SUPPORTED_TASKS = ['detect', 'segment', 'semantic', 'pose', 'classify', 'obb'];
+
+export interface ExportMetadataInput {
+  version: string;
+  family: string;
+  size: string;
+  task: string;
+  names: Record<number, string>;
+  imgsz: [number, number];
+  dynamic: boolean;
+  precision: 'fp32' | 'fp16';
+}
+
+export function exportMetadata(m: ExportMetadataInput): Map<string, string> {
+  const nc = String(Object.keys(m.names).length);
+  const names = JSON.stringify(Object.fromEntries(Object.entries(m.names).map(([k, v]) => [String(k), v])));
+  return new Map([
+    ['schema_version', '1.0'],
+    ['libreyolo_version', m.version],
+    ['model_family', m.family],
+    ['size', m.size],
+    ['model_size', m.size],
+    ['task', m.task],
+    ['supported_tasks', JSON.stringify(SUPPORTED_TASKS).replace(/,/g, ', ')],
+    ['default_task', 'detect'],
+    ['nc', nc],
+    ['nb_classes', nc],
+    ['names', names],
+    ['imgsz', String(Math.max(...m.imgsz))],
+    ['imgsz_h', String(m.imgsz[0])],
+    ['imgsz_w', String(m.imgsz[1])],
+    ['dynamic', m.dynamic ? 'True' : 'False'],
+    ['precision', m.precision],
+    ['half', m.precision === 'fp16' ? 'True' : 'False'],
+    ['segmentation', 'false'],
+    ['obb', 'false'],
+  ]);
+}
+
+/** `names` metadata (JSON object with string keys, or a list) -> id -> name. */
+export function parseNames(raw: string | undefined, nc: number): Record<number, string> {
+  const names: Record<number, string> = {};
+  if (raw) {
+    try {
+      const parsed: unknown = JSON.parse(raw);
+      if (Array.isArray(parsed)) parsed.forEach((v, k) => (names[k] = String(v)));
+      else if (parsed && typeof parsed === 'object') for (const [k, v] of Object.entries(parsed)) names[Number(k)] = String(v);
+    } catch {
+      // Unparseable names fall back to class<i> below.
+    }
+  }
+  for (let k = 0; k < nc; k++) names[k] ??= `class${k}`;
+  for (const k of Object.keys(names)) if (Number(k) >= nc || Number(k) < 0) delete names[Number(k)];
+  return names;
+}

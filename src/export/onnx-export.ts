@@ -1,0 +1,74 @@
+/**
+ * `model.export({format: 'onnx'})`: the original's contract (input `images` [B,3,H,W], output
+ * `output` [B,4+nc,A], opset 13 by default, string metadata) from the IR inference graph.
+ * `dynamic` frees batch, height and width (anchors are then computed in-graph).
+ */
+import { mkdir, rename, writeFile } from 'node:fs/promises';
+import { basename, dirname, extname, join, resolve } from 'node:path';
+import { LibreYOLOError } from '../errors.ts';
+import { serializeModel } from '../graph/onnx.ts';
+import { buildInferenceGraph } from '../runtime/graph-engine.ts';
+import { VERSION } from '../version.ts';
+import { exportMetadata } from './metadata.ts';
+import type { LibreYOLOModel } from '../model.ts';
+import { normalizeImgsz } from '../predict/options.ts';
+
+export interface ExportOptions {
+  format: 'onnx' | string;
+  /** Input size (square side or [h, w]); default the model's. */
+  imgsz?: number | [number, number];
+  /** Static batch size (ignored when dynamic). Default 1. */
+  batch?: number;
+  /** Free batch, height and width. Default false. */
+  dynamic?: boolean;
+  /** float16 weights and compute (issue: precision). */
+  half?: boolean;
+  /** ONNX opset (>= 13). Default 13, as the original. */
+  opset?: number;
+  /** Output file; default next to the weights as `<stem>.onnx` (`<stem>_fp16.onnx` with half). */
+  output_path?: string;
+}
+
+export function defaultExportPath(model: LibreYOLOModel, half: boolean): string {
+  const suffix = half ? '_fp16' : '';
+  if (model.weightsPath) {
+    const stem = basename(model.weightsPath, extname(model.weightsPath));
+    return join(dirname(model.weightsPath), `${stem}${suffix}.onnx`);
+  }
+  return join('weights', `${model.family.name}_${model.size}${suffix}.onnx`);
+}
+
+/** Writes `bytes` to `path` through a temp file + rename, so readers never see half a file. */
+export async function writeFileAtomic(path: string, bytes: Uint8Array): Promise<void> {
+  await mkdir(dirname(path), { recursive: true });
+  const tmp = `${path}.tmp-${process.pid}-${Math.random().toString(36).slice(2)}`;
+  await writeFile(tmp, bytes);
+  await rename(tmp, path);
+}
+
+export async function exportOnnx(model: LibreYOLOModel, options: ExportOptions): Promise<string> {
+  const format = String(options.format ?? 'onnx').toLowerCase();
+  if (format !== 'onnx') {
+    throw new LibreYOLOError('export_format_unknown', `Unknown or unsupported export format '${options.format}'. This package exports 'onnx'.`);
+  }
+  if (!model.network) {
+    throw new LibreYOLOError('format_precision_unsupported', 'This model was loaded from an exported ONNX file; export from the original .pt or .safetensors weights instead.');
+  }
+  const opset = options.opset ?? 13;
+  if (!Number.isInteger(opset) || opset < 13) throw new LibreYOLOError('config_range_error', `opset must be an integer >= 13, got ${options.opset}`);
+  const batch = options.batch ?? 1;
+  if (!Number.isInteger(batch) || batch < 1) throw new LibreYOLOError('config_range_error', `batch must be >= 1, got ${options.batch}`);
+  const imgsz = normalizeImgsz(options.imgsz, model.family.imgszStride) ?? model.imgsz;
+  const dynamic = options.dynamic ?? false;
+  const half = options.half ?? false;
+  if (half) throw new LibreYOLOError('format_precision_unsupported', 'half=true export is not available yet in this version.');
+  const graph = buildInferenceGraph(model.network, dynamic ? { batch: null, height: null, width: null } : { batch, height: imgsz[0], width: imgsz[1] });
+  graph.name = `${model.family.name}_${model.size}`;
+  graph.metadata = exportMetadata({
+    version: VERSION, family: model.family.name, size: model.size, task: model.task, names: model.names,
+    imgsz, dynamic, precision: 'fp32',
+  });
+  const path = resolve(options.output_path ?? defaultExportPath(model, half));
+  await writeFileAtomic(path, serializeModel(graph, { opset, producerVersion: VERSION }));
+  return path;
+}

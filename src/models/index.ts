@@ -1,0 +1,5 @@
+/** Registers the built-in families (import for side effects). */
+import { registerFamily } from './registry.ts';
+import { yolo9Family } from './yolo9/family.ts';
+
+registerFamily(yolo9Family);

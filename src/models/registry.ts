@@ -1,0 +1,94 @@
+/**
+ * The family registry: how a model family plugs in. A family recognises its checkpoints, builds
+ * its network (an emitting module tree) and declares its predict capabilities.
+ */
+import type { GraphBuilder } from '../graph/builder.ts';
+import type { KeyLayout, Parameter } from '../graph/module.ts';
+import type { HostTensor } from '../graph/tensor.ts';
+import { LibreYOLOError } from '../errors.ts';
+
+export type StateDict = Map<string, HostTensor>;
+
+export interface FamilyCapabilities {
+  SUPPORTS_BATCHED_PREDICT: boolean;
+  SUPPORTS_CUDA_GRAPH: boolean;
+  TTA_ENABLED: boolean;
+  TTA_FIXED_SIZE: boolean;
+  TTA_SCALES: number[];
+}
+
+export const DEFAULT_CAPABILITIES: FamilyCapabilities = {
+  SUPPORTS_BATCHED_PREDICT: true,
+  SUPPORTS_CUDA_GRAPH: false,
+  TTA_ENABLED: true,
+  TTA_FIXED_SIZE: false,
+  TTA_SCALES: [1.0],
+};
+
+export interface InferenceEmitOptions {
+  batch: number | null;
+  height: number | null;
+  width: number | null;
+  rawOutputs?: boolean;
+}
+
+/** What a family's network offers the rest of the library. */
+export interface DetectionNetwork {
+  readonly nc: number;
+  emitInference(b: GraphBuilder, opts: InferenceEmitOptions): void;
+  namedTensors(layout?: KeyLayout): Iterable<[string, Parameter]>;
+  parameterCount(): number;
+}
+
+export interface ModelFamily {
+  readonly name: string;
+  /** File-name prefix of published weights (`LibreYOLO9` -> `LibreYOLO9t.pt`). */
+  readonly filenamePrefix: string;
+  readonly sizes: readonly string[];
+  readonly defaultImgsz: number;
+  /** Input sizes must be multiples of this. */
+  readonly imgszStride: number;
+  readonly capabilities: FamilyCapabilities;
+  canLoad(keys: readonly string[]): boolean;
+  detectSize(stateDict: StateDict): string | null;
+  /** Builds a network; with a state dict, shaped from and loaded with it. */
+  create(opts: { size: string; nc?: number; stateDict?: StateDict }): DetectionNetwork;
+}
+
+const families: ModelFamily[] = [];
+
+export function registerFamily(family: ModelFamily): void {
+  const i = families.findIndex((f) => f.name === family.name);
+  if (i >= 0) families[i] = family; else families.push(family);
+}
+
+export function unregisterFamily(name: string): void {
+  const i = families.findIndex((f) => f.name === name);
+  if (i >= 0) families.splice(i, 1);
+}
+
+export function getFamily(name: string): ModelFamily {
+  const f = families.find((x) => x.name === name);
+  if (!f) throw new LibreYOLOError('model_family_mismatch', `Unknown model family '${name}'. Registered families: ${families.map((x) => x.name).join(', ')}.`);
+  return f;
+}
+
+export function listFamilies(): readonly ModelFamily[] {
+  return families;
+}
+
+/** Family for a state dict: metadata family first (if its keys fit), then the first that can load it. */
+export function detectFamily(stateDict: StateDict, hint?: string): ModelFamily {
+  const keys = [...stateDict.keys()];
+  if (hint) {
+    const f = families.find((x) => x.name === hint);
+    if (f && f.canLoad(keys)) return f;
+  }
+  const f = families.find((x) => x.canLoad(keys));
+  if (!f) {
+    throw new LibreYOLOError('model_load_failed',
+      `Could not detect model architecture from state dict keys.\nRegistered model families: ${families.map((x) => x.name).join(', ')}.`,
+      { suggestion: 'Check that the file is a LibreYOLO checkpoint (a state_dict with keys like backbone.conv0.conv.weight).' });
+  }
+  return f;
+}

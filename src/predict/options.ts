@@ -1,0 +1,163 @@
+/**
+ * Predict options: defaults, the original's keyword policy (rejected / no-op / accepted keys) and
+ * validation, all before any image is loaded.
+ */
+import { LibreYOLOError } from '../errors.ts';
+
+export interface PredictOptions {
+  /** Confidence threshold (strictly greater passes). Default 0.25. */
+  conf?: number;
+  /** NMS IoU threshold. Default 0.45. */
+  iou?: number;
+  /** Network input size: a square side or `[height, width]`, multiples of 32. Default: the model's. */
+  imgsz?: number | [number, number];
+  /** Keep only these class ids (applied after NMS and max_det). */
+  classes?: number[] | number | null;
+  /** Maximum detections per image. Default 300. */
+  max_det?: number;
+  /** Write annotated images (runs/detect/predict[N]). */
+  save?: boolean;
+  /** Where to save: a directory or a file path. */
+  output_path?: string;
+  /** jpg | jpeg | png | webp (default jpg). */
+  output_file_format?: string;
+  /** Move the model to this device before predicting. */
+  device?: string | number;
+  /** Images per forward for lists and folders. Default 1. */
+  batch?: number;
+  /** Return an async iterator instead of an array. */
+  stream?: boolean;
+  /** Tiled inference for large images. */
+  tiling?: boolean;
+  overlap_ratio?: number;
+  /** Test-time augmentation. */
+  augment?: boolean;
+  /** Accepted for compatibility; a warning says it changes nothing. */
+  half?: boolean;
+  /** Project dir that `runs/` is resolved against (default: cwd). */
+  project_dir?: string;
+}
+
+export interface ResolvedPredictOptions {
+  conf: number;
+  iou: number;
+  imgsz: [number, number] | null;
+  classes: number[] | null;
+  maxDet: number;
+  save: boolean;
+  outputPath: string | undefined;
+  outputFormat: string;
+  device: string | number | undefined;
+  batch: number;
+  stream: boolean;
+  tiling: boolean;
+  overlapRatio: number;
+  augment: boolean;
+  projectDir: string;
+}
+
+const ACCEPTED = new Set([
+  'conf', 'iou', 'imgsz', 'classes', 'max_det', 'save', 'output_path', 'output_file_format', 'device', 'batch',
+  'stream', 'tiling', 'overlap_ratio', 'augment', 'project_dir', 'half', 'stream_buffer', 'vid_stride',
+]);
+const REJECTED = new Set(['visualize', 'embed']);
+const NO_OPS = new Set(['boxes', 'dnn', 'half', 'line_width', 'retina_masks', 'show_conf', 'show_labels', 'verbose']);
+const warned = new Set<string>();
+
+export type Warn = (message: string) => void;
+export const defaultWarn: Warn = (m) => process.emitWarning(m, { code: 'LIBREYOLO' });
+
+function finiteUnit(name: string, v: unknown): number {
+  if (typeof v !== 'number' || !Number.isFinite(v) || v < 0 || v > 1) {
+    throw new LibreYOLOError('config_range_error', `${name} must be finite and in [0.0, 1.0], got ${String(v)}`);
+  }
+  return v;
+}
+
+function positiveInt(name: string, v: unknown): number {
+  if (typeof v !== 'number' || !Number.isInteger(v)) throw new LibreYOLOError('config_type_error', `${name} must be an integer, got ${String(v)}`);
+  if (v < 1) throw new LibreYOLOError('config_range_error', `${name} must be positive, got ${v}`);
+  return v;
+}
+
+/** `imgsz` as `[h, w]`, each rounded up to the model's stride (with a warning). */
+export function normalizeImgsz(v: unknown, stride: number, warn: Warn = defaultWarn): [number, number] | null {
+  if (v === undefined || v === null) return null;
+  const pair = typeof v === 'number' ? [v, v] : Array.isArray(v) && v.length === 2 ? v : null;
+  if (!pair || !pair.every((x) => typeof x === 'number' && Number.isInteger(x) && x > 0)) {
+    throw new LibreYOLOError('invalid_imgsz', `imgsz must be a positive integer or an [height, width] pair of positive integers, got ${JSON.stringify(v)}`);
+  }
+  const rounded = pair.map((x: number) => Math.ceil(x / stride) * stride) as [number, number];
+  if (rounded[0] !== pair[0] || rounded[1] !== pair[1]) {
+    warn(`imgsz ${JSON.stringify(v)} is not a multiple of ${stride}; using [${rounded.join(', ')}].`);
+  }
+  return rounded;
+}
+
+export function normalizeClasses(v: unknown, names: Record<number, string>): number[] | null {
+  if (v === undefined || v === null) return null;
+  const list = typeof v === 'number' ? [v] : v;
+  if (!Array.isArray(list) || !list.every((c) => typeof c === 'number' && Number.isInteger(c))) {
+    throw new LibreYOLOError('config_type_error', `classes must be integer class IDs (a number or a list of numbers), got ${JSON.stringify(v)}`);
+  }
+  const negative = list.filter((c) => c < 0);
+  if (negative.length) throw new LibreYOLOError('config_range_error', `classes must be non-negative IDs, got ${negative.join(', ')}`);
+  const unknown = list.filter((c) => !(c in names));
+  if (unknown.length) throw new LibreYOLOError('config_range_error', `unknown class IDs ${unknown.join(', ')}: the model has classes 0..${Object.keys(names).length - 1}`);
+  return list as number[];
+}
+
+export function resolvePredictOptions(
+  raw: Record<string, unknown>,
+  model: { names: Record<number, string>; imgszStride: number },
+  warn: Warn = defaultWarn,
+): ResolvedPredictOptions {
+  const keys = Object.keys(raw).filter((k) => raw[k] !== undefined);
+  const rejected = keys.filter((k) => REJECTED.has(k)).sort();
+  if (rejected.length) throw new LibreYOLOError('config_unsupported', `LibreYOLO does not support these predict options: ${rejected.join(', ')}.`);
+  if (raw.agnostic_nms) throw new LibreYOLOError('config_unsupported', "agnostic_nms=True is not supported by this model's predict path.");
+  for (const k of keys.filter((x) => NO_OPS.has(x)).sort()) {
+    if (!warned.has(k)) {
+      warned.add(k);
+      warn(k === 'half'
+        ? "Predict option 'half' is accepted for CLI compatibility but is currently a no-op in LibreYOLO. Use model.export({ format: 'onnx', half: true }) or model.quantize({ recipe: 'fp16' }) for half precision."
+        : `Predict option '${k}' is accepted for CLI compatibility but is currently a no-op in LibreYOLO.`);
+    }
+  }
+  const unknown = keys.filter((k) => !ACCEPTED.has(k) && !NO_OPS.has(k) && k !== 'agnostic_nms').sort();
+  if (unknown.length) {
+    throw new LibreYOLOError('config_unknown_key',
+      `Unsupported predict option(s): ${unknown.join(', ')}. Supported options include conf, iou, imgsz, device, classes, max_det, save, stream, and vid_stride.`);
+  }
+  const maxDet = raw.max_det ?? 300;
+  if (typeof maxDet !== 'number' || !Number.isInteger(maxDet)) throw new LibreYOLOError('config_type_error', `max_det must be an integer, got ${String(maxDet)}`);
+  if (maxDet < 0) throw new LibreYOLOError('config_range_error', `max_det must be non-negative, got ${maxDet}`);
+  const overlap = raw.overlap_ratio ?? 0.2;
+  if (raw.tiling) {
+    if (typeof overlap !== 'number') throw new LibreYOLOError('config_type_error', `overlap_ratio must be a real number, got ${typeof overlap}.`);
+    if (!Number.isFinite(overlap) || overlap < 0 || overlap >= 1) throw new LibreYOLOError('config_range_error', `overlap_ratio must be finite and in [0, 1), got ${overlap}.`);
+  }
+  if (raw.tiling && raw.augment) throw new LibreYOLOError('config_conflict', 'tiling and augment cannot be used together. Disable one of them.');
+  let fmt = String(raw.output_file_format ?? 'jpg').toLowerCase().replace(/^\./, '');
+  if (!['jpg', 'jpeg', 'png', 'webp'].includes(fmt)) {
+    throw new LibreYOLOError('config_range_error', `Invalid output_file_format: ${String(raw.output_file_format)}. Must be one of: 'jpg', 'png', 'webp'`);
+  }
+  if (fmt === 'jpeg') fmt = 'jpg';
+  return {
+    conf: finiteUnit('conf', raw.conf ?? 0.25),
+    iou: finiteUnit('iou', raw.iou ?? 0.45),
+    imgsz: normalizeImgsz(raw.imgsz, model.imgszStride, warn),
+    classes: normalizeClasses(raw.classes, model.names),
+    maxDet,
+    save: Boolean(raw.save),
+    outputPath: raw.output_path === undefined ? undefined : String(raw.output_path),
+    outputFormat: fmt,
+    device: raw.device as string | number | undefined,
+    batch: positiveInt('batch', raw.batch ?? 1),
+    stream: Boolean(raw.stream),
+    tiling: Boolean(raw.tiling),
+    overlapRatio: overlap as number,
+    augment: Boolean(raw.augment),
+    projectDir: raw.project_dir === undefined ? process.cwd() : String(raw.project_dir),
+  };
+}
