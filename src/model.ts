@@ -92,14 +92,27 @@ export class LibreYOLOModel {
    * Detects objects. A single image gives one `Results`; a list or folder gives `Results[]`.
    * Sources: file path, folder, http(s) URL, Buffer, raw pixels `{data, width, height}`, or a list.
    */
-  async predict(source: ImageSource | ImageSource[], options: PredictOptions = {}): Promise<Results | Results[]> {
+  predict(source: ImageSource | ImageSource[], options: PredictOptions & { stream: true }): AsyncIterable<Results>;
+  predict(source: ImageSource[], options?: PredictOptions): Promise<Results[]>;
+  predict(source: ImageSource, options?: PredictOptions): Promise<Results | Results[]>;
+  predict(source: ImageSource | ImageSource[], options: PredictOptions = {}): Promise<Results | Results[]> | AsyncIterable<Results> {
+    if (options.stream) return this.streamResults(source, options);
+    return (async () => {
+      const out: Results[] = [];
+      let isBatch = false;
+      for await (const r of this.streamResults(source, options, (b) => (isBatch = b))) out.push(r);
+      return isBatch ? out : out[0]!;
+    })();
+  }
+
+  /** Validates everything before loading any image, then yields results as they complete. */
+  private async *streamResults(source: ImageSource | ImageSource[], options: PredictOptions, onKind?: (isBatch: boolean) => void): AsyncGenerator<Results> {
     this.ensureOpen();
     const opts = resolvePredictOptions(options as Record<string, unknown>, { names: this.names, imgszStride: this.family.imgszStride }, this.warn);
     if (opts.device !== undefined) await this.to(opts.device);
     const { items, isBatch } = await resolveSources(source);
-    const out: Results[] = [];
-    for await (const r of predictSequential(this.context(), items, opts, isBatch)) out.push(r);
-    return isBatch ? out : out[0]!;
+    onKind?.(isBatch);
+    yield* predictSequential(this.context(), items, opts, isBatch);
   }
 
   /** Writes an ONNX file (input `images`, output `output` [B,4+nc,A], LibreYOLO metadata); returns its path. */

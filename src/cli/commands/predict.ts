@@ -1,0 +1,117 @@
+/** `libreyolo predict model=... source=... conf=0.25 save=true ...` */
+import { Command, Option } from 'commander';
+import { dirname } from 'node:path';
+import { LibreYOLO } from '../../load.ts';
+import type { PredictOptions } from '../../predict/options.ts';
+import { summaryLine, type Results } from '../../predict/results.ts';
+import { checkRange, parseClasses, parseImgsz, parseInteger, parseNumber } from '../values.ts';
+import { LibreYOLOError } from '../../errors.ts';
+
+export const DEFAULT_PREDICT_MODEL = 'LibreYOLO9t.pt';
+
+interface PredictFlags {
+  model: string;
+  source?: string;
+  conf: number;
+  iou: number;
+  imgsz?: number | [number, number];
+  classes?: number[];
+  maxDet: number;
+  save: boolean;
+  batch: number;
+  device: string;
+  outputPath?: string;
+  outputFileFormat?: string;
+  half: boolean;
+  stream: boolean;
+  tiling: boolean;
+  overlapRatio?: number;
+  augment: boolean;
+  threads?: number;
+  json: boolean;
+}
+
+function jsonResult(r: Results): Record<string, unknown> {
+  return {
+    path: r.path,
+    original_shape: r.orig_shape,
+    detections: r.summary().map((d) => ({
+      class: d.name, class_id: d.class,
+      confidence: Math.round(d.confidence * 1e4) / 1e4,
+      bbox_xyxy: [d.box.x1, d.box.y1, d.box.x2, d.box.y2].map((v) => Math.round(v * 10) / 10),
+    })),
+    speed_ms: r.speed,
+  };
+}
+
+export function predictCommand(): Command {
+  return new Command('predict')
+    .description('Detect objects in an image, a folder, a URL or a list (key=value or --flag style).')
+    .argument('[source]', 'image file, folder or URL')
+    .option('--model <weights>', 'weights: path, .onnx, or a published name such as LibreYOLO9t.pt', DEFAULT_PREDICT_MODEL)
+    .option('--source <source>', 'image file, folder or URL (same as the positional argument)')
+    .option('--conf <number>', 'confidence threshold', parseNumber('conf'), 0.25)
+    .option('--iou <number>', 'NMS IoU threshold', parseNumber('iou'), 0.45)
+    .option('--imgsz <size>', 'input size: 640 or 480x640 (height x width)', parseImgsz)
+    .option('--classes <ids>', 'keep only these class ids: 0 or 0,2 or [0,2]', parseClasses)
+    .option('--max-det <n>', 'maximum detections per image', parseInteger('max_det'), 300)
+    .option('--save', 'save annotated images under runs/detect/predict[N]', false)
+    .option('--no-save', 'do not save annotated images')
+    .option('--batch <n>', 'images per forward pass for folders and lists', parseInteger('batch'), 1)
+    .option('--device <device>', 'cpu, 0 / cuda:0, or webgpu', 'cpu')
+    .option('--output-path <path>', 'folder or file for saved images')
+    .option('--output-file-format <fmt>', 'jpg, png or webp')
+    .option('--half', 'accepted for compatibility; a no-op (warns)', false)
+    .option('--stream', 'print each result as soon as it is ready (always on for the CLI)', false)
+    .option('--tiling', 'tiled inference for large images', false)
+    .option('--overlap-ratio <r>', 'tile overlap in [0, 1)', parseNumber('overlap_ratio'))
+    .option('--augment', 'test-time augmentation', false)
+    .option('--threads <n>', 'ONNX Runtime threads (default: all cores)', parseInteger('threads'))
+    .addOption(new Option('--json', 'print one JSON object (results only on stdout)').default(false))
+    .action(async (positional: string | undefined, flags: PredictFlags) => {
+      const source = flags.source ?? positional;
+      if (!source) throw new LibreYOLOError('config_required_key', 'No source given: pass source=<image, folder or URL>.');
+      checkRange('conf', flags.conf, 0, 1);
+      checkRange('iou', flags.iou, 0, 1);
+      checkRange('max_det', flags.maxDet, 1);
+      checkRange('batch', flags.batch, 1);
+      const model = await LibreYOLO(flags.model, { device: flags.device, ...(flags.threads ? { threads: flags.threads } : {}) });
+      try {
+        const options: PredictOptions & { stream: true } = {
+          stream: true, conf: flags.conf, iou: flags.iou, max_det: flags.maxDet, save: flags.save, batch: flags.batch,
+          ...(flags.imgsz !== undefined ? { imgsz: flags.imgsz } : {}),
+          ...(flags.classes ? { classes: flags.classes } : {}),
+          ...(flags.outputPath ? { output_path: flags.outputPath } : {}),
+          ...(flags.outputFileFormat ? { output_file_format: flags.outputFileFormat } : {}),
+          ...(flags.half ? { half: true } : {}),
+          ...(flags.tiling ? { tiling: true } : {}),
+          ...(flags.overlapRatio !== undefined ? { overlap_ratio: flags.overlapRatio } : {}),
+          ...(flags.augment ? { augment: true } : {}),
+        };
+        const results: Results[] = [];
+        const started = performance.now();
+        for await (const r of model.predict(source, options)) {
+          results.push(r);
+          if (!flags.json) {
+            const ms = r.speed.preprocess + r.speed.inference + r.speed.postprocess;
+            process.stdout.write(`image ${results.length} ${r.path ?? 'input'}: ${r.orig_shape[1]}x${r.orig_shape[0]} ${summaryLine(r)}, ${ms.toFixed(1)}ms\n`);
+          }
+        }
+        const saved = results.map((r) => r.saved_path).filter((p): p is string => Boolean(p));
+        if (flags.json) {
+          const [h, w] = flags.imgsz === undefined ? model.imgsz : typeof flags.imgsz === 'number' ? [flags.imgsz, flags.imgsz] : flags.imgsz;
+          process.stdout.write(`${JSON.stringify({
+            schema_version: 1, source, model: flags.model, model_family: model.family.name, image_size: [h, w], device: model.device.id,
+            results: results.map(jsonResult), ...(saved.length ? { output_path: dirname(saved[0]!) } : {}),
+          })}\n`);
+          return;
+        }
+        const n = Math.max(results.length, 1);
+        const avg = (k: 'preprocess' | 'inference' | 'postprocess'): string => (results.reduce((a, r) => a + r.speed[k], 0) / n).toFixed(1);
+        process.stdout.write(`Speed: ${avg('preprocess')}ms preprocess, ${avg('inference')}ms inference, ${avg('postprocess')}ms postprocess per image; ${results.length} image(s) in ${((performance.now() - started) / 1000).toFixed(2)}s\n`);
+        if (saved.length) process.stdout.write(`Results saved to ${saved.length === 1 ? saved[0] : dirname(saved[0]!)}\n`);
+      } finally {
+        await model.close();
+      }
+    });
+}

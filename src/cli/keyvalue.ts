@@ -1,0 +1,55 @@
+/**
+ * LibreYOLO-style `key=value` arguments on top of commander: tokens are rewritten to POSIX flags
+ * before parsing (`max_det=5` -> `--max-det 5`, `save=true` -> `--save`, `save=false` -> `--no-save`
+ * or dropped, a bare flag name such as `save` -> `--save`). The token after a value-taking flag is
+ * never rewritten.
+ */
+import type { Command } from 'commander';
+
+const KEY_VALUE = /^([A-Za-z_][A-Za-z0-9_-]*)=(.*)$/s;
+
+interface FlagInfo {
+  boolean: Set<string>;
+  negatable: Set<string>;
+  valued: Set<string>;
+}
+
+function flagInfo(cmd: Command): FlagInfo {
+  const info: FlagInfo = { boolean: new Set(), negatable: new Set(), valued: new Set() };
+  for (const opt of cmd.options) {
+    const long = opt.long?.replace(/^--/, '');
+    if (!long) continue;
+    if (opt.negate) info.negatable.add(long.replace(/^no-/, ''));
+    else if (opt.isBoolean()) info.boolean.add(long);
+    else info.valued.add(long);
+  }
+  return info;
+}
+
+export function rewriteKeyValueArgs(args: string[], cmd: Command): string[] {
+  const info = flagInfo(cmd);
+  const out: string[] = [];
+  for (let k = 0; k < args.length; k++) {
+    const tok = args[k]!;
+    if (tok.startsWith('--')) {
+      out.push(tok);
+      const name = tok.slice(2).split('=')[0]!;
+      if (info.valued.has(name) && !tok.includes('=') && k + 1 < args.length) out.push(args[++k]!);
+      continue;
+    }
+    const m = KEY_VALUE.exec(tok);
+    if (!m) {
+      const bare = tok.replace(/_/g, '-');
+      out.push(info.boolean.has(bare) || info.negatable.has(bare) ? `--${bare}` : tok);
+      continue;
+    }
+    const key = m[1]!.replace(/_/g, '-');
+    const value = m[2]!;
+    const isBool = info.boolean.has(key) || info.negatable.has(key);
+    if (isBool && /^(true|1)$/i.test(value)) out.push(`--${key}`);
+    else if (isBool && /^(false|0)$/i.test(value)) {
+      if (info.negatable.has(key)) out.push(`--no-${key}`);
+    } else out.push(`--${key}`, value);
+  }
+  return out;
+}
