@@ -3,6 +3,7 @@
  * (family, size, names, input size) and an inference engine whose sessions live in a worker.
  */
 import { LibreYOLOError } from './errors.ts';
+import type { HostTensor } from './graph/tensor.ts';
 import type { DetectionNetwork, ModelFamily } from './models/registry.ts';
 import { resolveSources, type ImageSource } from './data/sources.ts';
 import { defaultWarn, resolvePredictOptions, type PredictOptions, type Warn } from './predict/options.ts';
@@ -113,6 +114,18 @@ export class LibreYOLOModel {
     const { items, isBatch } = await resolveSources(source);
     onKind?.(isBatch);
     yield* predictSequential(this.context(), items, opts, isBatch);
+  }
+
+  /**
+   * Runs the network on a prepared batch `[B,3,H,W]` (RGB, 0..1, letterboxed) and returns the raw
+   * output `[B,4+nc,anchors]`: the low-level entry point for parity checks and custom pipelines.
+   */
+  async forward(images: HostTensor): Promise<HostTensor> {
+    this.ensureOpen();
+    if (images.dims.length !== 4 || images.dims[1] !== 3) {
+      throw new LibreYOLOError('config_type_error', `forward() expects images shaped [B,3,H,W], got [${images.dims.join(',')}]`);
+    }
+    return (await this.engine.forward(images)).output;
   }
 
   /** Writes an ONNX file (input `images`, output `output` [B,4+nc,A], LibreYOLO metadata); returns its path. */

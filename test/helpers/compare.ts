@@ -1,0 +1,17 @@
+/** Numeric comparison of detector outputs `[B, 4+nc, A]`: box rows vs score rows. */
+import type { HostTensor } from '../../src/graph/tensor.ts';
+
+export function maxErrors(actual: HostTensor, expected: HostTensor): { box: number; score: number } {
+  if (actual.dims.join(',') !== expected.dims.join(',')) throw new Error(`shape [${actual.dims}] != [${expected.dims}]`);
+  const [, rows, anchors] = expected.dims as [number, number, number];
+  const a = actual.data as Float32Array;
+  const e = expected.data as Float32Array;
+  let box = 0;
+  let score = 0;
+  for (let i = 0; i < e.length; i++) {
+    const d = Math.abs(a[i]! - e[i]!);
+    if (Number.isNaN(d)) return { box: NaN, score: NaN };
+    if (Math.floor(i / anchors) % rows < 4) box = Math.max(box, d); else score = Math.max(score, d);
+  }
+  return { box, score };
+}
