@@ -1,0 +1,212 @@
+/**
+ * Loads a LibreYOLO checkpoint (.pt or .safetensors) into a flat state dict plus metadata, picking
+ * the weights the way the original does; saves .pt checkpoints atomically.
+ */
+
+import { randomBytes } from 'node:crypto';
+import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { dirname, basename, extname, join } from 'node:path';
+import { LibreYOLOError } from '../errors.ts';
+import type { HostTensor } from '../graph/tensor.ts';
+import { isHostTensor, PyOrderedDict, TorchDtype, type PyValue, type PyWritable } from './pickle.ts';
+import { readSafetensors } from './safetensors.ts';
+import { readTorchCheckpoint, writeTorchCheckpoint } from './torch-checkpoint.ts';
+
+export interface CheckpointMetadata {
+  model_family?: string;
+  size?: string;
+  task?: string;
+  nc?: number;
+  names?: Record<number, string>;
+  imgsz?: number;
+  [key: string]: unknown;
+}
+
+export interface LoadedCheckpoint {
+  stateDict: Map<string, HostTensor>;
+  metadata: CheckpointMetadata;
+  format: 'pt' | 'safetensors';
+  /** Metadata entries that were present but ill-typed (left out of `metadata`). */
+  warnings: string[];
+}
+
+/** Where the original looks for weights, in order; `ema.module` is checked before these. */
+const WEIGHT_KEYS = ['ema', 'ema_net', 'net', 'model', 'state_dict'];
+/** Top-level entries that hold weights or optimizer state, never metadata. */
+const NON_METADATA_KEYS = new Set([...WEIGHT_KEYS, 'train_model', 'optimizer']);
+
+export async function loadCheckpointFile(path: string): Promise<LoadedCheckpoint> {
+  let bytes: Uint8Array;
+  try {
+    bytes = await readFile(path);
+  } catch (cause) {
+    const code = (cause as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') throw new LibreYOLOError('model_not_found', `Model weights file not found: ${path}`, { cause });
+    throw new LibreYOLOError('io_error', `Cannot read ${path}: ${(cause as Error).message}`, { cause });
+  }
+  return parseCheckpoint(bytes, path);
+}
+
+/** Same as loadCheckpointFile, from bytes already in memory. */
+export function parseCheckpoint(bytes: Uint8Array, path: string): LoadedCheckpoint {
+  const warnings: string[] = [];
+  if (isSafetensors(bytes, path)) {
+    const st = readSafetensors(bytes, path);
+    return { stateDict: fixKeys(st.tensors), metadata: metadataFromStrings(st.metadata, warnings, path), format: 'safetensors', warnings };
+  }
+  const top = readTorchCheckpoint(bytes, path);
+  if (!(top instanceof Map)) throw new LibreYOLOError('model_load_failed', `Cannot load ${path}: it holds no dict of weights.`);
+  const { weights, itself } = pickWeights(top);
+  const raw = new Map<string, PyValue>();
+  for (const [k, v] of top) {
+    if (typeof k !== 'string' || containsTensor(v)) continue;
+    if (!itself && NON_METADATA_KEYS.has(k)) continue;
+    raw.set(k, v);
+  }
+  const stateDict = new Map<string, HostTensor>();
+  for (const [k, v] of weights) if (typeof k === 'string' && isHostTensor(v)) stateDict.set(k, v);
+  return { stateDict: fixKeys(stateDict), metadata: typedMetadata(raw, warnings, path), format: 'pt', warnings };
+}
+
+function isSafetensors(bytes: Uint8Array, path: string): boolean {
+  if (extname(path).toLowerCase() === '.safetensors') return true;
+  if (bytes[0] === 0x50 && bytes[1] === 0x4b) return false; // zip
+  return bytes.length > 9 && bytes[8] === 0x7b; // '{' right after the length
+}
+
+function pickWeights(top: Map<PyValue, PyValue>): { weights: Map<PyValue, PyValue>; itself: boolean } {
+  const ema = top.get('ema');
+  if (ema instanceof Map && ema.get('module') instanceof Map) return { weights: ema.get('module') as Map<PyValue, PyValue>, itself: false };
+  for (const k of WEIGHT_KEYS) {
+    const v = top.get(k);
+    if (v instanceof Map) return { weights: v, itself: false };
+  }
+  return { weights: top, itself: true };
+}
+
+/** Legacy `detect.` head prefix becomes `head.`; the fixed DFL projection is rebuilt, never loaded. */
+function fixKeys(sd: Map<string, HostTensor>): Map<string, HostTensor> {
+  const out = new Map<string, HostTensor>();
+  for (const [k, v] of sd) {
+    const key = k.startsWith('detect.') ? `head.${k.slice('detect.'.length)}` : k;
+    if (key === 'head.dfl' || key.startsWith('head.dfl.')) continue;
+    out.set(key, v);
+  }
+  return out;
+}
+
+/**
+ * Pickles can share (and even cycle through) memoised containers, so walks over metadata are
+ * bounded: a crafted file must not turn a few bytes into an exponential expansion.
+ */
+const MAX_METADATA_NODES = 1_000_000;
+
+function containsTensor(v: unknown, seen = new Set<unknown>()): boolean {
+  if (isHostTensor(v)) return true;
+  if (!(v instanceof Map || Array.isArray(v)) || seen.has(v)) return false;
+  seen.add(v);
+  for (const x of v instanceof Map ? v.values() : v) if (containsTensor(x, seen)) return true;
+  return false;
+}
+
+/** Python values to JSON-like JS: dicts to objects (keys as strings), sets to arrays, dtypes to names. */
+function toPlain(v: PyValue, budget: { left: number; path: string }, ancestors = new Set<unknown>()): unknown {
+  if (--budget.left < 0) throw new LibreYOLOError('model_load_failed', `Cannot load ${budget.path}: its metadata is too large or too deeply shared to decode.`);
+  if (!(v instanceof Map || v instanceof Set || Array.isArray(v))) return v instanceof TorchDtype ? v.name : v;
+  if (ancestors.has(v)) throw new LibreYOLOError('model_load_failed', `Cannot load ${budget.path}: its metadata contains a cycle.`);
+  ancestors.add(v);
+  const out = v instanceof Map
+    ? Object.fromEntries([...v].map(([k, x]) => [String(k), toPlain(x, budget, ancestors)]))
+    : [...v].map((x) => toPlain(x, budget, ancestors));
+  ancestors.delete(v);
+  return out;
+}
+
+/** names as Record<number, string>, from a dict with int (or numeric string) keys or from a list. */
+export function normalizeNames(v: unknown): Record<number, string> | undefined {
+  let pairs: [unknown, unknown][];
+  if (v instanceof Map) pairs = [...v.entries()];
+  else if (Array.isArray(v)) pairs = v.map((x, i) => [i, x]);
+  else if (typeof v === 'object' && v !== null && !isHostTensor(v)) pairs = Object.entries(v);
+  else return undefined;
+  const out: Record<number, string> = {};
+  for (const [k, name] of pairs) {
+    const i = typeof k === 'number' ? k : typeof k === 'bigint' ? Number(k) : typeof k === 'string' && /^\d+$/.test(k) ? Number(k) : NaN;
+    if (!Number.isSafeInteger(i) || i < 0 || typeof name !== 'string') return undefined;
+    out[i] = name;
+  }
+  return out;
+}
+
+function typedMetadata(raw: Map<string, PyValue>, warnings: string[], path: string): CheckpointMetadata {
+  const meta: CheckpointMetadata = {};
+  const budget = { left: MAX_METADATA_NODES, path };
+  for (const [k, v] of raw) {
+    switch (k) {
+      case 'model_family': case 'size': case 'task':
+        if (typeof v === 'string') meta[k] = v;
+        else warnings.push(`metadata ${k} should be a string`);
+        break;
+      case 'nc': case 'imgsz': {
+        const n = typeof v === 'bigint' ? Number(v) : v;
+        if (typeof n === 'number' && Number.isSafeInteger(n)) meta[k] = n;
+        else warnings.push(`metadata ${k} should be an integer`);
+        break;
+      }
+      case 'names': {
+        const names = normalizeNames(v);
+        if (names) meta.names = names;
+        else warnings.push('metadata names should be a dict {int: str} or a list of str');
+        break;
+      }
+      default:
+        meta[k] = toPlain(v, budget);
+    }
+  }
+  return meta;
+}
+
+/** safetensors metadata is str -> str; decode the fields we know (ints, names as JSON). */
+function metadataFromStrings(md: Record<string, string>, warnings: string[], path: string): CheckpointMetadata {
+  const raw = new Map<string, PyValue>();
+  for (const [k, s] of Object.entries(md)) {
+    if ((k === 'nc' || k === 'imgsz') && /^\d+$/.test(s.trim())) raw.set(k, Number(s));
+    else if (k === 'names') {
+      try {
+        raw.set(k, JSON.parse(s) as PyValue);
+      } catch {
+        warnings.push('metadata names is not JSON');
+      }
+    } else raw.set(k, s);
+  }
+  return typedMetadata(raw, warnings, path);
+}
+
+/**
+ * Writes a .pt checkpoint shaped like the original's: `model` (an OrderedDict state dict) followed by
+ * the metadata entries. The file appears atomically: written to a temp file beside it, then renamed.
+ */
+export async function saveCheckpointPt(path: string, stateDict: Map<string, HostTensor>, metadata: CheckpointMetadata = {}): Promise<void> {
+  const top: Record<string, PyWritable> = { model: new PyOrderedDict(stateDict) };
+  for (const [k, v] of Object.entries(metadata)) {
+    if (v === undefined || k === 'model') continue;
+    if (k === 'names') {
+      const names = normalizeNames(v);
+      if (!names) throw new TypeError('metadata.names must be a dict {int: str} or a list of str');
+      top.names = new Map(Object.entries(names).map(([i, n]) => [Number(i), n]));
+    } else {
+      top[k] = v as PyWritable;
+    }
+  }
+  const bytes = writeTorchCheckpoint(top);
+  const dir = dirname(path);
+  const tmp = join(dir, `.${basename(path)}.tmp-${randomBytes(6).toString('hex')}`);
+  try {
+    await mkdir(dir, { recursive: true });
+    await writeFile(tmp, bytes);
+    await rename(tmp, path);
+  } catch (cause) {
+    await rm(tmp, { force: true });
+    throw new LibreYOLOError('io_error', `Cannot write checkpoint ${path}: ${(cause as Error).message}`, { cause });
+  }
+}

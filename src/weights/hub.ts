@@ -1,0 +1,273 @@
+/**
+ * Model-name resolution and weight download, as the original does it: the "cache" is simply
+ * `./weights/<name>` under the working directory, and official weights come from the LibreYOLO
+ * organisation on Hugging Face (or the mirror named by HF_ENDPOINT).
+ */
+
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { mkdir, open, rename, rm, stat, type FileHandle } from 'node:fs/promises';
+import { homedir } from 'node:os';
+import { basename, dirname, extname, join, resolve } from 'node:path';
+import cliProgress from 'cli-progress';
+import { LibreYOLOError } from '../errors.ts';
+
+export interface ResolveWeightsOptions {
+  /** Download official weights that are missing (default true). */
+  allowDownload?: boolean;
+  /** Called as bytes arrive; `total` is undefined when the server sends no length. */
+  onProgress?: (received: number, total: number | undefined) => void;
+  /** Directory that relative paths and `weights/` are resolved against (default process.cwd()). */
+  cwd?: string;
+  /** Environment to read HF_ENDPOINT, HF_TOKEN, HF_HOME, HF_HUB_OFFLINE from (default process.env). */
+  env?: NodeJS.ProcessEnv;
+  /** Overrides HF_ENDPOINT. */
+  endpoint?: string;
+  /** Print progress on stderr (default true): a bar on a TTY, otherwise a line at every 25 %. */
+  progress?: boolean;
+}
+
+const DEFAULT_ENDPOINT = 'https://huggingface.co';
+const WEIGHT_NAME = /libreyolo9(t|s|m|c)(-pose|-seg|-sem|-cls|-obb)?\.pt/i;
+const SIZES = ['t', 's', 'm', 'c'];
+const TASK_SUFFIXES = ['', '-pose', '-seg', '-sem', '-cls', '-obb'];
+
+export interface WeightName {
+  size: 't' | 's' | 'm' | 'c';
+  /** '' for detect, else '-pose', '-seg', '-sem', '-cls' or '-obb'. */
+  taskSuffix: string;
+  /** Canonical repository and file stem, e.g. 'LibreYOLO9t-seg'. */
+  stem: string;
+}
+
+/** Parses an official weight file name (case-insensitive search, as the original). */
+export function parseWeightName(fileName: string): WeightName | null {
+  const m = WEIGHT_NAME.exec(fileName);
+  if (!m) return null;
+  const size = m[1]!.toLowerCase() as WeightName['size'];
+  const taskSuffix = (m[2] ?? '').toLowerCase();
+  return { size, taskSuffix, stem: `LibreYOLO9${size}${taskSuffix}` };
+}
+
+export function weightsUrl(stem: string, endpoint: string = DEFAULT_ENDPOINT): string {
+  return `${endpoint.replace(/\/+$/, '')}/LibreYOLO/${stem}/resolve/main/${stem}.pt`;
+}
+
+export function knownWeightNames(): string[] {
+  return SIZES.flatMap((s) => TASK_SUFFIXES.map((t) => `LibreYOLO9${s}${t}.pt`));
+}
+
+async function exists(p: string): Promise<boolean> {
+  try {
+    await stat(p);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function isBareName(p: string): boolean {
+  return !p.includes('/') && !p.includes('\\') && !p.startsWith('./') && !p.startsWith('../');
+}
+
+/**
+ * Returns a local path for `nameOrPath`: an existing path as is; a bare file name from `weights/`
+ * or the working directory; otherwise official weights downloaded to `weights/<name>` (or to the
+ * literal path given). Accepts `LibreYOLO9t.pt`, `LibreYOLO9t` and the repo id `LibreYOLO/LibreYOLO9t`.
+ */
+export async function resolveWeights(nameOrPath: string, options: ResolveWeightsOptions = {}): Promise<string> {
+  const cwd = options.cwd ?? process.cwd();
+  const env = options.env ?? process.env;
+  let name = nameOrPath.trim().replace(/^hf:\/\//, '');
+  let target: string | undefined;
+  if (!isBareName(name)) {
+    const direct = resolve(cwd, name);
+    if (await exists(direct)) return direct; // also lets a local folder shadow a repo id
+    const repoId = /^libreyolo\/([^/\\.]+)$/i.exec(name);
+    if (repoId) name = `${repoId[1]}.pt`; // the repo LibreYOLO/<stem> holds <stem>.pt
+    else target = direct; // other paths are their own download target
+  }
+  if (target === undefined) {
+    // The original's order for bare names: weights/<name>, then ./<name>, else download to weights/<name>.
+    const names = extname(name) === '' ? [name, `${name}.pt`] : [name];
+    for (const n of names) {
+      for (const candidate of [join(cwd, 'weights', n), join(cwd, n)]) if (await exists(candidate)) return candidate;
+    }
+    target = join(cwd, 'weights', names[names.length - 1]!);
+  }
+
+  const parsed = parseWeightName(basename(target));
+  if (!parsed) throw unknownName(nameOrPath, basename(target));
+  const url = weightsUrl(parsed.stem, options.endpoint || env.HF_ENDPOINT || DEFAULT_ENDPOINT);
+  const howTo = `Download it elsewhere and place it at ${target}, or pass a local path to the weights.`;
+  if (options.allowDownload === false) {
+    throw new LibreYOLOError('model_not_found', `Model weights not found: ${target}. Downloading is disabled, so ${url} was not fetched. ${howTo}`);
+  }
+  if (/^(1|true|yes|on)$/i.test(env.HF_HUB_OFFLINE ?? '')) {
+    throw new LibreYOLOError('model_not_found',
+      `Model weights not found: ${target}. HF_HUB_OFFLINE=${env.HF_HUB_OFFLINE} forbids downloading them from ${url}. ${howTo}`);
+  }
+  await downloadFile(url, target, { env, onProgress: options.onProgress, progress: options.progress ?? true });
+  return target;
+}
+
+function unknownName(given: string, file: string): LibreYOLOError {
+  const guess = suggestName(file);
+  const hint = guess ? ` Did you mean '${guess}'?` : '';
+  return new LibreYOLOError('model_not_found',
+    `Model weights file not found: ${given}. It is not a local file, and '${file}' is not an official weight name ` +
+      `(LibreYOLO9t|s|m|c[-pose|-seg|-sem|-cls|-obb].pt), so it cannot be downloaded.${hint}`,
+    guess ? { suggestion: guess } : {});
+}
+
+/** Closest official name, if the given one looks like a typo of it. */
+export function suggestName(file: string): string | undefined {
+  const lower = file.toLowerCase();
+  let best: string | undefined;
+  let bestDist = Infinity;
+  for (const known of knownWeightNames()) {
+    const k = known.toLowerCase();
+    const d = k.endsWith(lower) || k.replace(/\.pt$/, '').endsWith(lower) ? 0 : editDistance(lower, k);
+    if (d < bestDist) [best, bestDist] = [known, d];
+  }
+  return bestDist <= 3 ? best : undefined;
+}
+
+function editDistance(a: string, b: string): number {
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const cur = [i];
+    for (let j = 1; j <= b.length; j++) {
+      cur[j] = Math.min(prev[j]! + 1, cur[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    }
+    prev = cur;
+  }
+  return prev[b.length]!;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Download
+
+export interface DownloadOptions {
+  env?: NodeJS.ProcessEnv;
+  onProgress?: (received: number, total: number | undefined) => void;
+  progress?: boolean;
+}
+
+/** Token for huggingface.co hosts only, so it never leaks to mirrors or other servers. */
+function hfToken(url: string, env: NodeJS.ProcessEnv): string | undefined {
+  const host = new URL(url).hostname;
+  if (host !== 'huggingface.co' && !host.endsWith('.huggingface.co')) return undefined;
+  if (env.HF_TOKEN) return env.HF_TOKEN;
+  try {
+    const file = join(env.HF_HOME ?? join(homedir(), '.cache', 'huggingface'), 'token');
+    return readFileSync(file, 'utf8').trim() || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function downloadFailed(url: string, target: string, reason: string, cause?: unknown): LibreYOLOError {
+  return new LibreYOLOError('download_failed',
+    `Failed to download ${url} to ${target}: ${reason}.\n` +
+      `To supply the file yourself, download it elsewhere and place it at ${target}, or pass a local path to the weights. ` +
+      'To use a mirror, set HF_ENDPOINT to its base URL.',
+    { cause, suggestion: `Place the file at ${target} or set HF_ENDPOINT to a reachable mirror.` });
+}
+
+function fetchErrorReason(e: unknown): string {
+  const err = e as Error & { cause?: { code?: string; message?: string } };
+  const detail = err.cause?.code ?? err.cause?.message;
+  return detail ? `${err.message} (${detail})` : String(err.message ?? e);
+}
+
+/** Streams `url` into `<target>.part-<random>`, then renames it into place; removes the part file on failure. */
+export async function downloadFile(url: string, target: string, options: DownloadOptions = {}): Promise<void> {
+  const env = options.env ?? process.env;
+  const headers: Record<string, string> = {};
+  const token = hfToken(url, env);
+  if (token) headers.Authorization = `Bearer ${token}`;
+
+  let res: Response;
+  try {
+    res = await fetch(url, { headers, redirect: 'follow' });
+  } catch (e) {
+    throw downloadFailed(url, target, fetchErrorReason(e), e);
+  }
+  if (!res.ok || !res.body) {
+    await res.body?.cancel().catch(() => undefined);
+    throw downloadFailed(url, target, `HTTP ${res.status} ${res.statusText}`.trim());
+  }
+  const lengthHeader = Number(res.headers.get('content-length'));
+  const total = Number.isFinite(lengthHeader) && lengthHeader > 0 ? lengthHeader : undefined;
+
+  const part = `${target}.part-${randomBytes(6).toString('hex')}`;
+  let file: FileHandle;
+  try {
+    await mkdir(dirname(target), { recursive: true });
+    file = await open(part, 'w');
+  } catch (e) {
+    await res.body.cancel().catch(() => undefined);
+    throw new LibreYOLOError('io_error', `Cannot write ${part} while downloading ${url}: ${(e as Error).message}`, { cause: e });
+  }
+  const progress = progressReporter(url, total, options.progress ?? true);
+  let received = 0;
+  try {
+    const reader = res.body.getReader();
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      await file.write(value);
+      received += value.length;
+      progress.update(received);
+      options.onProgress?.(received, total);
+    }
+    if (total !== undefined && received !== total) throw new Error(`connection closed after ${received} of ${total} bytes`);
+    await file.close();
+    await rename(part, target);
+  } catch (e) {
+    await file.close().catch(() => undefined);
+    await rm(part, { force: true });
+    throw downloadFailed(url, target, fetchErrorReason(e), e);
+  } finally {
+    progress.done(received);
+  }
+}
+
+interface Progress {
+  update(received: number): void;
+  done(received: number): void;
+}
+
+const mb = (n: number) => (n / 2 ** 20).toFixed(1);
+
+/** A bar on an interactive stderr; otherwise a line per 25 % so logs stay short. */
+function progressReporter(url: string, total: number | undefined, show: boolean): Progress {
+  if (!show) return { update() {}, done() {} };
+  if (process.stderr.isTTY && total !== undefined) {
+    const bar = new cliProgress.SingleBar({
+      format: `Downloading ${basename(new URL(url).pathname)} [{bar}] {percentage}% | {value}/{total} MiB | ETA {eta}s`,
+      stream: process.stderr,
+      hideCursor: true,
+    }, cliProgress.Presets.shades_classic);
+    bar.start(Number(mb(total)), 0);
+    return {
+      update: (r) => bar.update(Number(mb(r))),
+      done: () => bar.stop(),
+    };
+  }
+  let nextQuarter = 1;
+  process.stderr.write(`Downloading ${url}${total === undefined ? '' : ` (${mb(total)} MiB)`}\n`);
+  return {
+    update(r) {
+      if (total === undefined) return;
+      while (nextQuarter <= 4 && r >= (total * nextQuarter) / 4) {
+        process.stderr.write(`  ${nextQuarter * 25}% (${mb(r)}/${mb(total)} MiB)\n`);
+        nextQuarter++;
+      }
+    },
+    done(r) {
+      if (total === undefined) process.stderr.write(`  done (${mb(r)} MiB)\n`);
+    },
+  };
+}
