@@ -1,0 +1,139 @@
+/**
+ * Predict sources: classifies what the user passed (file, folder, URL, bytes, raw pixels, or a list of
+ * these) into an ordered list of loadable items, each carrying its label, result path and save stem.
+ */
+
+import { readdir, stat } from 'node:fs/promises';
+import { basename, extname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { LibreYOLOError } from '../errors.ts';
+import {
+  decodeImage, fetchBytes, fromRawPixels, isHttpUrl, isRawPixels, loadImageFile,
+  type RawPixels, type RgbImage,
+} from './image.ts';
+
+/** One image (file path, http(s)/file URL, encoded bytes, raw pixels) or a folder path (all images below it). */
+export type ImageSource = string | URL | Uint8Array | RawPixels;
+
+export const IMAGE_SUFFIXES: ReadonlySet<string> = new Set(['.jpg', '.jpeg', '.png', '.gif', '.webp', '.bmp', '.tiff', '.tif']);
+
+export interface SourceItem {
+  kind: 'file' | 'url' | 'bytes' | 'pixels';
+  /** file path or URL, reported as `Results.path`; null for in-memory images */
+  path: string | null;
+  /** how messages name this image */
+  label: string;
+  /** file-name stem for saved output, as resolved (`image<N>` / `inference` for in-memory images) */
+  stem: string;
+  /** save stem when the caller numbers in-memory images itself (`image<index>`, or `inference` for null) */
+  saveStem(batchIndex: number | null): string;
+  load(): Promise<RgbImage>;
+}
+
+export interface ResolvedSources {
+  items: SourceItem[];
+  /** true for lists and folders (the caller returns an array of results) */
+  isBatch: boolean;
+}
+
+/** File-name stem of a path: last component without its last suffix. */
+export function pathStem(p: string): string {
+  const base = basename(p);
+  const ext = extname(base);
+  return ext ? base.slice(0, -ext.length) : base;
+}
+
+/** Stem of a URL's path component (`https://h/a/bus.jpg?x` -> `bus`), or `inference`. */
+export function urlStem(url: string): string {
+  let pathname: string;
+  try { pathname = new URL(url).pathname; } catch { return 'inference'; }
+  let last = pathname.split('/').filter(Boolean).pop() ?? '';
+  try { last = decodeURIComponent(last); } catch { /* keep it encoded */ }
+  const stem = pathStem(last.replace(/[\\/]/g, '_'));
+  return stem || 'inference';
+}
+
+/** All images below `dir`, recursively, sorted by full path. */
+export async function listImages(dir: string): Promise<string[]> {
+  const entries = await readdir(dir, { recursive: true });
+  const files: string[] = [];
+  for (const rel of entries) {
+    if (!IMAGE_SUFFIXES.has(extname(rel).toLowerCase())) continue;
+    const full = join(dir, rel);
+    try {
+      if ((await stat(full)).isFile()) files.push(full);
+    } catch { /* dangling link: skip */ }
+  }
+  return files.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+}
+
+function fileItem(path: string): SourceItem {
+  const stem = pathStem(path) || 'inference';
+  return { kind: 'file', path, label: path, stem, saveStem: () => stem, load: () => loadImageFile(path) };
+}
+
+function urlItem(url: string): SourceItem {
+  const stem = urlStem(url);
+  return { kind: 'url', path: url, label: url, stem, saveStem: () => stem, load: async () => decodeImage(await fetchBytes(url), url) };
+}
+
+const memStem = (i: number | null): string => (i === null ? 'inference' : `image${i}`);
+
+/** Expands one source; a folder yields many items. `memName` names an in-memory image. */
+async function expand(src: ImageSource, memName: () => string): Promise<SourceItem[] & { folder?: true }> {
+  if (src instanceof URL) src = src.href;
+  if (typeof src === 'string') {
+    if (isHttpUrl(src)) return [urlItem(src)];
+    const p = /^file:\/\//i.test(src) ? fileURLToPath(src) : src;
+    let isDir: boolean;
+    try {
+      isDir = (await stat(p)).isDirectory();
+    } catch {
+      throw new LibreYOLOError('source_not_found', `Source not found: ${src}`);
+    }
+    if (!isDir) return [fileItem(p)];
+    const files = await listImages(p);
+    if (files.length === 0) {
+      throw new LibreYOLOError(
+        'data_images_missing',
+        `No images found in ${p} (searched recursively for ${[...IMAGE_SUFFIXES].join(' ')})`,
+      );
+    }
+    return Object.assign(files.map(fileItem), { folder: true as const });
+  }
+  if (src instanceof Uint8Array) {
+    const name = memName();
+    return [{ kind: 'bytes', path: null, label: name, stem: name, saveStem: memStem, load: () => decodeImage(src, name) }];
+  }
+  if (isRawPixels(src)) {
+    const name = memName();
+    const px = src;
+    return [{ kind: 'pixels', path: null, label: name, stem: name, saveStem: memStem, load: async () => fromRawPixels(px, name) }];
+  }
+  throw new LibreYOLOError(
+    'config_type_error',
+    `Unsupported source type: ${src === null ? 'null' : typeof src}. Use a file or folder path, an http(s) URL, a Buffer/Uint8Array, raw pixels { data, width, height, channels }, or an array of these`,
+  );
+}
+
+// Array.isArray does not narrow readonly arrays.
+const isList = (v: ImageSource | readonly ImageSource[]): v is readonly ImageSource[] => Array.isArray(v);
+
+/**
+ * Resolves a predict source into ordered items. Paths are checked for existence here; images are only
+ * decoded when an item's `load()` runs. In-memory images are named `image<N>` (N = position in the
+ * list) inside a batch and `inference` alone.
+ */
+export async function resolveSources(source: ImageSource | readonly ImageSource[]): Promise<ResolvedSources> {
+  if (isList(source)) {
+    const items: SourceItem[] = [];
+    const list = source;
+    for (let i = 0; i < list.length; i++) {
+      // The global index is the item's final position, so names stay unique after folder expansion.
+      items.push(...await expand(list[i]!, () => `image${items.length}`));
+    }
+    return { items, isBatch: true };
+  }
+  const items = await expand(source, () => 'inference');
+  return { items, isBatch: items.folder === true };
+}

@@ -1,0 +1,160 @@
+/**
+ * Per-image prediction results: `Boxes` (typed arrays underneath, row accessors on top) and `Results`
+ * with the reference's field names (`orig_shape`, `saved_path`, `summary()`, `toJSON()`).
+ */
+
+import type { Detections } from './postprocess.ts';
+
+type Row4 = [number, number, number, number];
+
+export class Boxes {
+  /** N x 4 xyxy in original pixels, row-major */
+  readonly xyxyData: Float32Array;
+  readonly confData: Float32Array;
+  readonly clsData: Float32Array;
+  /** `[height, width]` of the original image, for the normalised views (set by `Results` if omitted) */
+  orig_shape: [number, number] | null;
+
+  constructor(xyxy: Float32Array, conf: Float32Array, cls: Float32Array, origShape: [number, number] | null = null) {
+    if (xyxy.length !== conf.length * 4 || cls.length !== conf.length) {
+      throw new RangeError(`Boxes: inconsistent lengths xyxy=${xyxy.length} conf=${conf.length} cls=${cls.length}`);
+    }
+    this.xyxyData = xyxy;
+    this.confData = conf;
+    this.clsData = cls;
+    this.orig_shape = origShape;
+  }
+
+  static fromDetections(det: Detections, origShape: [number, number]): Boxes {
+    return new Boxes(det.xyxy, det.conf, det.cls, origShape);
+  }
+
+  get length(): number { return this.confData.length; }
+
+  private rows(map: (x1: number, y1: number, x2: number, y2: number) => Row4): Row4[] {
+    const d = this.xyxyData;
+    const out: Row4[] = new Array(this.length);
+    for (let i = 0; i < this.length; i++) out[i] = map(d[i * 4]!, d[i * 4 + 1]!, d[i * 4 + 2]!, d[i * 4 + 3]!);
+    return out;
+  }
+
+  get xyxy(): Row4[] { return this.rows((x1, y1, x2, y2) => [x1, y1, x2, y2]); }
+  get xywh(): Row4[] { return this.rows((x1, y1, x2, y2) => [(x1 + x2) / 2, (y1 + y2) / 2, x2 - x1, y2 - y1]); }
+  private shape(): [number, number] {
+    if (this.orig_shape === null) throw new Error('Boxes: orig_shape is not set, normalised coordinates are unavailable');
+    return this.orig_shape;
+  }
+
+  get xyxyn(): Row4[] {
+    const [h, w] = this.shape();
+    return this.rows((x1, y1, x2, y2) => [x1 / w, y1 / h, x2 / w, y2 / h]);
+  }
+  get xywhn(): Row4[] {
+    const [h, w] = this.shape();
+    return this.rows((x1, y1, x2, y2) => [(x1 + x2) / 2 / w, (y1 + y2) / 2 / h, (x2 - x1) / w, (y2 - y1) / h]);
+  }
+  get conf(): number[] { return Array.from(this.confData); }
+  /** class ids as floats (the reference's convention); use `Math.trunc` or `clsInt` for indexing */
+  get cls(): number[] { return Array.from(this.clsData); }
+  clsInt(i: number): number { return Math.trunc(this.clsData[i]!); }
+  /** rows `[x1, y1, x2, y2, conf, cls]` */
+  get data(): number[][] {
+    const d = this.xyxyData;
+    const out: number[][] = new Array(this.length);
+    for (let i = 0; i < this.length; i++) {
+      out[i] = [d[i * 4]!, d[i * 4 + 1]!, d[i * 4 + 2]!, d[i * 4 + 3]!, this.confData[i]!, this.clsData[i]!];
+    }
+    return out;
+  }
+}
+
+export interface Speed {
+  preprocess: number;
+  inference: number;
+  postprocess: number;
+}
+
+export interface SummaryRow {
+  name: string;
+  class: number;
+  confidence: number;
+  box: { x1: number; y1: number; x2: number; y2: number };
+}
+
+export interface ResultsInit {
+  boxes: Boxes;
+  names: Record<number, string>;
+  orig_shape: [number, number];
+  path?: string | null;
+  speed?: Partial<Speed>;
+}
+
+function round(v: number, decimals: number): number {
+  const k = 10 ** decimals;
+  return Math.round(v * k) / k;
+}
+
+export class Results {
+  boxes: Boxes;
+  names: Record<number, string>;
+  /** `[height, width]` */
+  orig_shape: [number, number];
+  /** source path or URL; null for in-memory inputs */
+  path: string | null;
+  /** per-stage milliseconds */
+  speed: Speed;
+  saved_path?: string;
+
+  constructor(init: ResultsInit) {
+    this.boxes = init.boxes;
+    this.boxes.orig_shape ??= init.orig_shape;
+    this.names = init.names;
+    this.orig_shape = init.orig_shape;
+    this.path = init.path ?? null;
+    this.speed = { preprocess: 0, inference: 0, postprocess: 0, ...init.speed };
+  }
+
+  get length(): number { return this.boxes.length; }
+
+  /** Class name for a class id, falling back to the id itself. */
+  nameOf(cls: number): string {
+    return this.names[cls] ?? String(cls);
+  }
+
+  /** One row per box; coordinates optionally normalised by the original size, rounded to `decimals`. */
+  summary({ normalize = false, decimals = 5 }: { normalize?: boolean; decimals?: number } = {}): SummaryRow[] {
+    const [h, w] = this.orig_shape;
+    const sx = normalize ? 1 / w : 1, sy = normalize ? 1 / h : 1;
+    const d = this.boxes.xyxyData;
+    const rows: SummaryRow[] = [];
+    for (let i = 0; i < this.boxes.length; i++) {
+      const cls = this.boxes.clsInt(i);
+      rows.push({
+        name: this.nameOf(cls),
+        class: cls,
+        confidence: round(this.boxes.confData[i]!, decimals),
+        box: {
+          x1: round(d[i * 4]! * sx, decimals), y1: round(d[i * 4 + 1]! * sy, decimals),
+          x2: round(d[i * 4 + 2]! * sx, decimals), y2: round(d[i * 4 + 3]! * sy, decimals),
+        },
+      });
+    }
+    return rows;
+  }
+
+  /** `JSON.stringify(result)` gives the JSON of `summary()`, like the reference's `to_json()`. */
+  toJSON(): SummaryRow[] {
+    return this.summary();
+  }
+}
+
+/** CLI line such as `3 persons, 2 cars` (classes by id); `(no detections)` when empty. */
+export function summaryLine(result: Results): string {
+  if (result.length === 0) return '(no detections)';
+  const counts = new Map<number, number>();
+  for (let i = 0; i < result.length; i++) {
+    const c = result.boxes.clsInt(i);
+    counts.set(c, (counts.get(c) ?? 0) + 1);
+  }
+  return [...counts].sort((a, b) => a[0] - b[0]).map(([c, n]) => `${n} ${result.nameOf(c)}${n > 1 ? 's' : ''}`).join(', ');
+}
