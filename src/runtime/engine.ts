@@ -49,8 +49,11 @@ export abstract class SessionEngine {
     return this.options.device;
   }
 
-  /** Model bytes (or a path) for a session taking input `dims`, and the input dtype it declares. */
-  protected abstract modelFor(dims: number[]): { model: Uint8Array | string; key: string; inputType: 'float32' | 'float16' };
+  /**
+   * The session key for input `dims`, the input dtype it declares, and a builder for the model
+   * bytes (called only when no session exists yet for that key).
+   */
+  protected abstract modelFor(dims: number[]): { key: string; inputType: 'float32' | 'float16'; build: () => Uint8Array | string };
 
   /** Sessions created so far, keyed `device|dtype|shape`. */
   sessionKeys(): string[] {
@@ -68,12 +71,12 @@ export abstract class SessionEngine {
   }
 
   async session(dims: number[]): Promise<{ session: WorkerSession; inputType: 'float32' | 'float16' }> {
-    const { model, key, inputType } = this.modelFor(dims);
+    const { build, key, inputType } = this.modelFor(dims);
     const cacheKey = `${this.options.device.id}|${key}`;
     let s = this.sessions.get(cacheKey);
     if (!s) {
       this.host ??= new WorkerHost();
-      s = WorkerSession.create(this.host, cacheKey, model, this.config()).catch((err: unknown) => {
+      s = WorkerSession.create(this.host, cacheKey, build(), this.config()).catch((err: unknown) => {
         this.sessions.delete(cacheKey);
         if (this.options.device.kind !== 'cpu') throw deviceUnavailable(this.options.device, err);
         throw err;

@@ -23,10 +23,13 @@ export class GraphEngine extends SessionEngine {
     super(options);
   }
 
-  protected modelFor(dims: number[]): { model: Uint8Array; key: string; inputType: 'float32' } {
+  protected modelFor(dims: number[]): { key: string; inputType: 'float32'; build: () => Uint8Array } {
     const [batch, , height, width] = dims as [number, number, number, number];
-    const graph = buildInferenceGraph(this.network, { batch, height, width });
-    return { model: serializeModel(graph), key: `float32|${dims.join('x')}`, inputType: 'float32' };
+    return {
+      key: `float32|${dims.join('x')}`,
+      inputType: 'float32',
+      build: () => serializeModel(buildInferenceGraph(this.network, { batch, height, width })),
+    };
   }
 }
 
@@ -36,7 +39,7 @@ export class OnnxFileEngine extends SessionEngine {
     super(options);
   }
 
-  protected modelFor(dims: number[]): { model: Uint8Array; key: string; inputType: 'float32' | 'float16' } {
-    return { model: this.bytes, key: `${this.inputType}|${this.dynamic ? dims.join('x') : 'static'}`, inputType: this.inputType };
+  protected modelFor(dims: number[]): { key: string; inputType: 'float32' | 'float16'; build: () => Uint8Array } {
+    return { key: `${this.inputType}|${this.dynamic ? dims.join('x') : 'static'}`, inputType: this.inputType, build: () => this.bytes };
   }
 }

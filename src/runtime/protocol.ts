@@ -13,6 +13,8 @@ export interface SessionConfig {
   executionProviders: Array<string | { name: string; deviceId?: number }>;
   intraOpNumThreads: number;
   graphOptimizationLevel: 'disabled' | 'basic' | 'extended' | 'all';
+  /** Let idle intra-op threads spin (lower latency when nothing else needs the cores). */
+  allowSpinning?: boolean;
   /** When set, ORT profiling is on and its file goes under this prefix. */
   profileFilePrefix?: string;
 }

@@ -39,6 +39,9 @@ async function handle(msg: Request): Promise<{ res: Response; transfer: ArrayBuf
         intraOpNumThreads: config.intraOpNumThreads,
         interOpNumThreads: 1,
         graphOptimizationLevel: config.graphOptimizationLevel,
+        // Spinning intra-op threads would steal the cores the main thread needs for decoding and
+        // NMS between runs (and another session's cores), so idle threads sleep.
+        extra: { session: { intra_op: { allow_spinning: config.allowSpinning ? '1' : '0' } } },
         ...(config.profileFilePrefix ? { enableProfiling: true, profileFilePrefix: config.profileFilePrefix } : {}),
       };
       const startEpochMs = performance.timeOrigin + performance.now();
