@@ -12,6 +12,7 @@ import { postprocessDetections } from './postprocess.ts';
 import type { ResolvedPredictOptions } from './options.ts';
 import { Boxes, Results } from './results.ts';
 import { saveAnnotated } from './save.ts';
+import { recordSpan, span } from '../runtime/spans.ts';
 
 export interface PredictContext {
   engine: SessionEngine;
@@ -32,36 +33,37 @@ interface Prepared {
 
 async function prepare(item: SourceItem, index: number, size: [number, number]): Promise<Prepared> {
   const t0 = performance.now();
-  const image = await item.load();
+  const image = await span('decode', 'preprocess', () => item.load(), { source: item.label });
   const tensor = new Float32Array(3 * size[0] * size[1]);
-  const lb = letterboxInto(image, size, tensor, 0);
+  const lb = span('letterbox', 'preprocess', () => letterboxInto(image, size, tensor, 0));
   return { item, index, image, tensor, lb, preprocessMs: performance.now() - t0 };
 }
 
 async function finish(ctx: PredictContext, p: Prepared, size: [number, number], opts: ResolvedPredictOptions, batchSaveIndex: boolean): Promise<Results> {
   const t1 = performance.now();
-  const { output } = await ctx.engine.forward({ dtype: 'float32', dims: [1, 3, size[0], size[1]], data: p.tensor });
+  const { output, runMs, startEpochMs } = await span('forward', 'forward', () => ctx.engine.forward({ dtype: 'float32', dims: [1, 3, size[0], size[1]], data: p.tensor }));
+  recordSpan('session.run (worker)', 'forward', startEpochMs, runMs);
   const inferenceMs = performance.now() - t1;
   const t2 = performance.now();
   const anchors = output.dims[2]!;
-  const det = postprocessDetections(output.data as Float32Array, 0, anchors, ctx.nc, {
+  const det = span('nms', 'postprocess', () => postprocessDetections(output.data as Float32Array, 0, anchors, ctx.nc, {
     conf: opts.conf, iou: opts.iou, maxDet: opts.maxDet, classes: opts.classes,
     ratio: p.lb.ratio, origWidth: p.image.width, origHeight: p.image.height,
-  });
-  const result = new Results({
+  }));
+  const result = span('results', 'postprocess', () => new Results({
     boxes: new Boxes(det.xyxy, det.conf, det.cls),
     names: ctx.names,
     orig_shape: [p.image.height, p.image.width],
     path: p.item.path,
     speed: { preprocess: p.preprocessMs, inference: inferenceMs, postprocess: performance.now() - t2 },
-  });
+  }));
   if (opts.save) {
-    result.saved_path = await saveAnnotated(p.image, result, {
+    result.saved_path = await span('save', 'io', () => saveAnnotated(p.image, result, {
       ...(opts.outputPath === undefined ? {} : { outputPath: opts.outputPath }),
       ext: opts.outputFormat,
       baseDir: opts.projectDir,
       stem: p.item.saveStem(batchSaveIndex ? p.index : null),
-    });
+    }));
   }
   return result;
 }

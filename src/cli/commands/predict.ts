@@ -5,7 +5,7 @@ import { LibreYOLO } from '../../load.ts';
 import type { PredictOptions } from '../../predict/options.ts';
 import { summaryLine, type Results } from '../../predict/results.ts';
 import { checkRange, parseClasses, parseImgsz, parseInteger, parseNumber } from '../values.ts';
-import { LibreYOLOError } from '../../errors.ts';
+import { SAMPLE_IMAGE } from '../../assets.ts';
 
 export const DEFAULT_PREDICT_MODEL = 'LibreYOLO9t.pt';
 
@@ -47,7 +47,7 @@ function jsonResult(r: Results): Record<string, unknown> {
 export function predictCommand(): Command {
   return new Command('predict')
     .description('Detect objects in an image, a folder, a URL or a list (key=value or --flag style).')
-    .argument('[source]', 'image file, folder or URL')
+    .argument('[source]', 'image file, folder or URL (default: the bundled sample image)')
     .option('--model <weights>', 'weights: path, .onnx, or a published name such as LibreYOLO9t.pt', DEFAULT_PREDICT_MODEL)
     .option('--source <source>', 'image file, folder or URL (same as the positional argument)')
     .option('--conf <number>', 'confidence threshold', parseNumber('conf'), 0.25)
@@ -69,8 +69,7 @@ export function predictCommand(): Command {
     .option('--threads <n>', 'ONNX Runtime threads (default: all cores)', parseInteger('threads'))
     .addOption(new Option('--json', 'print one JSON object (results only on stdout)').default(false))
     .action(async (positional: string | undefined, flags: PredictFlags) => {
-      const source = flags.source ?? positional;
-      if (!source) throw new LibreYOLOError('config_required_key', 'No source given: pass source=<image, folder or URL>.');
+      const source = flags.source ?? positional ?? SAMPLE_IMAGE;
       checkRange('conf', flags.conf, 0, 1);
       checkRange('iou', flags.iou, 0, 1);
       checkRange('max_det', flags.maxDet, 1);
