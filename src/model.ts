@@ -43,7 +43,8 @@ export class LibreYOLOModel {
   readonly network: DetectionNetwork | null;
   readonly metadata: Record<string, unknown>;
   readonly precision: 'fp32' | 'fp16';
-  protected engine: SessionEngine;
+  /** The inference engine (sessions in a worker); exposed for profiling and advanced use. */
+  readonly engine: SessionEngine;
   private readonly warn: Warn;
   private closed = false;
 

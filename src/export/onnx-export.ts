@@ -3,7 +3,7 @@
  * `output` [B,4+nc,A], opset 13 by default, string metadata) from the IR inference graph.
  * `dynamic` frees batch, height and width (anchors are then computed in-graph).
  */
-import { mkdir, rename, writeFile } from 'node:fs/promises';
+import { writeFileAtomic } from '../util/fs.ts';
 import { basename, dirname, extname, join, resolve } from 'node:path';
 import { LibreYOLOError } from '../errors.ts';
 import { serializeModel } from '../graph/onnx.ts';
@@ -36,14 +36,6 @@ export function defaultExportPath(model: LibreYOLOModel, half: boolean): string 
     return join(dirname(model.weightsPath), `${stem}${suffix}.onnx`);
   }
   return join('weights', `${model.family.name}_${model.size}${suffix}.onnx`);
-}
-
-/** Writes `bytes` to `path` through a temp file + rename, so readers never see half a file. */
-export async function writeFileAtomic(path: string, bytes: Uint8Array): Promise<void> {
-  await mkdir(dirname(path), { recursive: true });
-  const tmp = `${path}.tmp-${process.pid}-${Math.random().toString(36).slice(2)}`;
-  await writeFile(tmp, bytes);
-  await rename(tmp, path);
 }
 
 export async function exportOnnx(model: LibreYOLOModel, options: ExportOptions): Promise<string> {

@@ -115,6 +115,14 @@ export abstract class SessionEngine {
     if (!prefix) delete this.options.profileFilePrefix;
   }
 
+  /** Profiled sessions so far: ORT's file prefix and when its profiler started (epoch ms). */
+  profiledSessions(): Promise<Array<{ key: string; profilePrefix: string; startEpochMs: number }>> {
+    return Promise.all([...this.sessions.values()].map(async (p) => {
+      const s = await p;
+      return { key: s.key, profilePrefix: s.profilePrefix ?? '', startEpochMs: s.info.profileStartEpochMs ?? 0 };
+    })).then((all) => all.filter((s) => s.profilePrefix));
+  }
+
   /** Flushes ORT profile files of all sessions (ORT writes them on endProfiling). */
   async endProfiling(): Promise<void> {
     for (const s of this.sessions.values()) await (await s).endProfiling();

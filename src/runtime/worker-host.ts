@@ -81,11 +81,11 @@ export function fromWire(w: WireTensor): HostTensor {
 
 /** One ORT session living in a worker. */
 export class WorkerSession {
-  constructor(private readonly host: WorkerHost, readonly key: string, readonly info: SessionInfo) {}
+  constructor(private readonly host: WorkerHost, readonly key: string, readonly info: SessionInfo, readonly profilePrefix?: string) {}
 
   static async create(host: WorkerHost, key: string, model: Uint8Array | string, config: SessionConfig): Promise<WorkerSession> {
     const res = await host.request({ kind: 'create', key, model, config });
-    return new WorkerSession(host, key, res.info!);
+    return new WorkerSession(host, key, res.info!, config.profileFilePrefix);
   }
 
   /**

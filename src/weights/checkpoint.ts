@@ -3,9 +3,9 @@
  * the weights the way the original does; saves .pt checkpoints atomically.
  */
 
-import { randomBytes } from 'node:crypto';
-import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
-import { dirname, basename, extname, join } from 'node:path';
+import { readFile } from 'node:fs/promises';
+import { writeFileAtomic } from '../util/fs.ts';
+import { extname } from 'node:path';
 import { LibreYOLOError } from '../errors.ts';
 import type { HostTensor } from '../graph/tensor.ts';
 import { isHostTensor, PyOrderedDict, TorchDtype, type PyValue, type PyWritable } from './pickle.ts';
@@ -199,14 +199,9 @@ export async function saveCheckpointPt(path: string, stateDict: Map<string, Host
     }
   }
   const bytes = writeTorchCheckpoint(top);
-  const dir = dirname(path);
-  const tmp = join(dir, `.${basename(path)}.tmp-${randomBytes(6).toString('hex')}`);
   try {
-    await mkdir(dir, { recursive: true });
-    await writeFile(tmp, bytes);
-    await rename(tmp, path);
+    await writeFileAtomic(path, bytes);
   } catch (cause) {
-    await rm(tmp, { force: true });
     throw new LibreYOLOError('io_error', `Cannot write checkpoint ${path}: ${(cause as Error).message}`, { cause });
   }
 }
