@@ -13,8 +13,17 @@ export class GraphBuilder {
   private readonly nodeNames = new Set<string>();
   private constantCount = 0;
 
-  constructor(name?: string) {
-    this.graph = new Graph(name);
+  /**
+   * Training mode: modules emit BatchNorm with batch statistics and report their updated running
+   * stats through `runningStatOutputs` (parameter path -> value name).
+   */
+  training = false;
+  readonly runningStatOutputs = new Map<string, string>();
+
+  constructor(name?: string | Graph) {
+    this.graph = name instanceof Graph ? name : new Graph(name);
+    for (const n of this.graph.nodes) this.nodeNames.add(n.name);
+    this.constantCount = this.graph.initializers.size;
   }
 
   /** Runs `fn` with `name` pushed on the scope (module path segment). */
@@ -48,9 +57,15 @@ export class GraphBuilder {
 
   /** A constant tensor (stored as an initializer so passes can read it). */
   constant(hint: string, tensor: HostTensor): string {
-    const name = `${this.prefix()}/${hint}_const${this.constantCount++}`;
+    let name = `${this.prefix()}/${hint}_const${this.constantCount++}`;
+    while (this.graph.initializers.has(name)) name = `${this.prefix()}/${hint}_const${this.constantCount++}`;
     this.graph.initializers.set(name, tensor);
     return name;
+  }
+
+  /** A float32 scalar constant. */
+  scalar(value: number, hint = 'k'): string {
+    return this.constant(hint, { dtype: 'float32', dims: [], data: Float32Array.of(value) });
   }
 
   /** Emits one node; returns its single output (or all of them with `outputs > 1`). */

@@ -64,6 +64,8 @@ function valueInfoProto(v: ValueInfo) {
 export interface SerializeOptions {
   opset?: number;
   producerVersion?: string;
+  /** Extra graph outputs without declared types (ORT infers them): used to probe shapes. */
+  untypedOutputs?: string[];
 }
 
 /** Serialises a graph to ONNX bytes (opset 17 by default; every node keeps its readable name). */
@@ -86,7 +88,7 @@ export function serializeModel(graph: Graph, options: SerializeOptions = {}): Ui
       })),
       initializer: [...graph.initializers].map(([name, t]) => tensorProto(name, t)),
       input: graph.inputs.map(valueInfoProto),
-      output: graph.outputs.map(valueInfoProto),
+      output: [...graph.outputs.map(valueInfoProto), ...(options.untypedOutputs ?? []).map((name) => ({ name }))],
     },
   });
   return toBinary(ModelProtoSchema, model);
