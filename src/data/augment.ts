@@ -1,0 +1,371 @@
+/**
+ * Training augmentations on packed RGB (HWC, uint8) images with pixel boxes, and the per-sample train
+ * pipeline the loader runs: the original's YOLO9 recipe (pre-resize by the load ratio, optional 4-image
+ * mosaic with no affine, HSV jitter in OpenCV's 8-bit HSV space, horizontal flip, top-left letterbox,
+ * box filtering, normalised `[cls, x1, y1, x2, y2]` targets padded to `maxLabels` rows). A random
+ * scale/translate is available as an option (off by default, as in YOLO9).
+ *
+ * Boxes are `Float32Array`s of `n * 5` values `[cls, x1, y1, x2, y2]` in pixels.
+ */
+
+import type { RgbImage } from './image.ts';
+import { letterboxGeometry, letterboxInto, resizeBilinear, PAD_VALUE } from './letterbox.ts';
+
+export type Rand = () => number;
+
+/** mulberry32 (the generator of the model initialiser): uniform [0, 1) from a 32-bit seed. */
+export function mulberry32(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** Mixes integers into one 32-bit seed (splitmix-style finaliser). */
+export function mixSeed(...parts: number[]): number {
+  let h = 0x9e3779b9;
+  for (const p of parts) {
+    h = Math.imul(h ^ (p >>> 0), 0x85ebca6b);
+    h ^= h >>> 13;
+    h = Math.imul(h, 0xc2b2ae35);
+    h ^= h >>> 16;
+  }
+  return h >>> 0;
+}
+
+export interface AugmentHyp {
+  /** Probability of HSV jitter (default 1). */
+  hsvProb: number;
+  /** Maximum gains in OpenCV HSV units (H in 0..179, S/V in 0..255): default 5, 30, 30. */
+  hsvGains: readonly [number, number, number];
+  /** Probability of a horizontal flip (default 0.5). */
+  flipProb: number;
+  /** Probability of a mosaic item while mosaic is on (default 1). */
+  mosaicProb: number;
+  /** Random scale gain: factor in [1 - scale, 1 + scale]; 0 disables (default 0, as YOLO9). */
+  scale: number;
+  /** Random translation as a fraction of the image side; 0 disables (default 0, as YOLO9). */
+  translate: number;
+}
+
+export const DEFAULT_HYP: Readonly<AugmentHyp> = Object.freeze({
+  hsvProb: 1, hsvGains: [5, 30, 30] as const, flipProb: 0.5, mosaicProb: 1, scale: 0, translate: 0,
+});
+
+// ---------------------------------------------------------------------------------------------
+// HSV jitter with OpenCV's 8-bit arithmetic (RGB2HSV_FULL=false: H in 0..179)
+
+const HSV_SHIFT = 12;
+const HALF = 1 << (HSV_SHIFT - 1);
+
+/** Round half to even (cvRound). */
+function rint(v: number): number {
+  const f = Math.floor(v);
+  const d = v - f;
+  if (d > 0.5) return f + 1;
+  if (d < 0.5) return f;
+  return f % 2 === 0 ? f : f + 1;
+}
+
+const SDIV = new Int32Array(256);
+const HDIV = new Int32Array(256);
+for (let i = 1; i < 256; i++) {
+  SDIV[i] = rint((255 << HSV_SHIFT) / i);
+  HDIV[i] = rint((180 << HSV_SHIFT) / (6 * i));
+}
+const F255 = Math.fround(1 / 255);
+const HSCALE = Math.fround(6 / 180);
+
+/** Random HSV gains as the original draws them: U(-1,1) * max gain, each zeroed with p = 0.5, truncated to int. */
+export function drawHsvGains(rand: Rand, max: readonly [number, number, number] = DEFAULT_HYP.hsvGains): [number, number, number] {
+  const g = max.map((m) => (rand() * 2 - 1) * m);
+  const keep = [rand() < 0.5, rand() < 0.5, rand() < 0.5];
+  return [0, 1, 2].map((k) => (keep[k] ? Math.trunc(g[k]!) : 0)) as [number, number, number];
+}
+
+/**
+ * In-place HSV jitter: RGB -> HSV (OpenCV 8-bit), H = (H + gH) mod 180, S and V clipped to 0..255,
+ * then back to RGB with OpenCV's float conversion and rounding. Zero gains still round-trip through
+ * HSV (which moves some colours by a few levels), as the original does.
+ */
+export function augmentHsv(img: RgbImage, gains: readonly [number, number, number]): void {
+  const [gh, gs, gv] = gains;
+  const d = img.data;
+  // Direct-mapped cache of converted colours: images repeat colours a lot, and the result of a
+  // colour depends only on it and the gains.
+  CACHE_KEY.fill(-1);
+  for (let i = 0; i < d.length; i += 3) {
+    const r = d[i]!, g = d[i + 1]!, b = d[i + 2]!;
+    const key = (r << 16) | (g << 8) | b;
+    const slot = Math.imul(key, 0x9e3779b1) >>> (32 - CACHE_BITS);
+    if (CACHE_KEY[slot] === key) {
+      const c = CACHE_VAL[slot]!;
+      d[i] = c >>> 16; d[i + 1] = (c >>> 8) & 255; d[i + 2] = c & 255;
+      continue;
+    }
+    let v = r > g ? r : g; if (b > v) v = b;
+    let vmin = r < g ? r : g; if (b < vmin) vmin = b;
+    const diff = v - vmin;
+    let s = (diff * SDIV[v]! + HALF) >> HSV_SHIFT;
+    let h: number;
+    if (v === r) h = g - b;
+    else if (v === g) h = b - r + 2 * diff;
+    else h = r - g + 4 * diff;
+    h = (h * HDIV[diff]! + HALF) >> HSV_SHIFT;
+    if (h < 0) h += 180;
+    // jitter; numpy's % is non-negative for a positive divisor, JS's keeps the dividend's sign
+    h = (((h + gh) % 180) + 180) % 180;
+    s += gs; if (s < 0) s = 0; else if (s > 255) s = 255;
+    let vv = v + gv; if (vv < 0) vv = 0; else if (vv > 255) vv = 255;
+    hsvToRgbInto(h, s, vv, d, i);
+    CACHE_KEY[slot] = key;
+    CACHE_VAL[slot] = (d[i]! << 16) | (d[i + 1]! << 8) | d[i + 2]!;
+  }
+}
+
+const CACHE_BITS = 14;
+const CACHE_KEY = new Int32Array(1 << CACHE_BITS);
+const CACHE_VAL = new Int32Array(1 << CACHE_BITS);
+
+/** float32 v * 255 rounded half to even and saturated, for v in [0, 1] (OpenCV's saturate_cast<uchar>). */
+function toByte(v: number): number {
+  const f = Math.fround(v * 255);
+  let q = Math.floor(f);
+  const d = f - q;
+  if (d > 0.5 || (d === 0.5 && (q & 1) === 1)) q++;
+  return q > 255 ? 255 : q < 0 ? 0 : q;
+}
+
+/** OpenCV's HSV2RGB for 8-bit data: float32 arithmetic, results rounded half to even and saturated. */
+function hsvToRgbInto(h: number, s: number, v: number, d: Uint8Array, i: number): void {
+  const vf = Math.fround(v * F255);
+  if (s === 0) {
+    const c = toByte(vf);
+    d[i] = c; d[i + 1] = c; d[i + 2] = c;
+    return;
+  }
+  const sf = Math.fround(s * F255);
+  let hf = Math.fround(h * HSCALE);
+  let sector = Math.floor(hf);
+  hf = Math.fround(hf - sector);
+  if (sector < 0 || sector >= 6) { sector = 0; hf = 0; }
+  // tab = [v, p, q, t]; (b, g, r) per sector: {1,3,0} {1,0,2} {3,0,1} {0,2,1} {0,1,3} {2,1,0}
+  const tv = toByte(vf);
+  const tp = toByte(Math.fround(vf * Math.fround(1 - sf)));
+  switch (sector) {
+    case 0: { const tt = toByte(Math.fround(vf * Math.fround(1 - Math.fround(sf * Math.fround(1 - hf))))); d[i] = tv; d[i + 1] = tt; d[i + 2] = tp; break; }
+    case 1: { const tq = toByte(Math.fround(vf * Math.fround(1 - Math.fround(sf * hf)))); d[i] = tq; d[i + 1] = tv; d[i + 2] = tp; break; }
+    case 2: { const tt = toByte(Math.fround(vf * Math.fround(1 - Math.fround(sf * Math.fround(1 - hf))))); d[i] = tp; d[i + 1] = tv; d[i + 2] = tt; break; }
+    case 3: { const tq = toByte(Math.fround(vf * Math.fround(1 - Math.fround(sf * hf)))); d[i] = tp; d[i + 1] = tq; d[i + 2] = tv; break; }
+    case 4: { const tt = toByte(Math.fround(vf * Math.fround(1 - Math.fround(sf * Math.fround(1 - hf))))); d[i] = tt; d[i + 1] = tp; d[i + 2] = tv; break; }
+    default: { const tq = toByte(Math.fround(vf * Math.fround(1 - Math.fround(sf * hf)))); d[i] = tv; d[i + 1] = tp; d[i + 2] = tq; break; }
+  }
+}
+
+/** RGB -> OpenCV 8-bit HSV of one pixel (H 0..179), exposed for tests. */
+export function rgbToHsv8(r: number, g: number, b: number): [number, number, number] {
+  const v = Math.max(r, g, b);
+  const diff = v - Math.min(r, g, b);
+  const s = (diff * SDIV[v]! + HALF) >> HSV_SHIFT;
+  let h = v === r ? g - b : v === g ? b - r + 2 * diff : r - g + 4 * diff;
+  h = (h * HDIV[diff]! + HALF) >> HSV_SHIFT;
+  if (h < 0) h += 180;
+  return [h, s, v];
+}
+
+/** OpenCV 8-bit HSV -> RGB of one pixel, exposed for tests. */
+export function hsv8ToRgb(h: number, s: number, v: number): [number, number, number] {
+  const out = new Uint8Array(3);
+  hsvToRgbInto(h, s, v, out, 0);
+  return [out[0]!, out[1]!, out[2]!];
+}
+
+// ---------------------------------------------------------------------------------------------
+// Geometry
+
+/** In-place horizontal flip of the image and its boxes (x1' = W - x2, x2' = W - x1). */
+export function flipHorizontal(img: RgbImage, boxes: Float32Array): void {
+  const { data, width: w, height: h } = img;
+  for (let y = 0; y < h; y++) {
+    let a = y * w * 3, b = a + (w - 1) * 3;
+    while (a < b) {
+      for (let c = 0; c < 3; c++) { const t = data[a + c]!; data[a + c] = data[b + c]!; data[b + c] = t; }
+      a += 3; b -= 3;
+    }
+  }
+  for (let i = 0; i < boxes.length; i += 5) {
+    const x1 = boxes[i + 1]!, x2 = boxes[i + 3]!;
+    boxes[i + 1] = w - x2;
+    boxes[i + 3] = w - x1;
+  }
+}
+
+/** Keeps boxes whose width and height (times `scale`) both exceed `minSide`. */
+export function filterBoxes(boxes: Float32Array, minSide: number, scale = 1): Float32Array {
+  const keep: number[] = [];
+  for (let i = 0; i < boxes.length; i += 5) {
+    if ((boxes[i + 3]! - boxes[i + 1]!) * scale > minSide && (boxes[i + 4]! - boxes[i + 2]!) * scale > minSide) keep.push(i);
+  }
+  if (keep.length * 5 === boxes.length) return boxes;
+  const out = new Float32Array(keep.length * 5);
+  keep.forEach((i, k) => out.set(boxes.subarray(i, i + 5), k * 5));
+  return out;
+}
+
+function filled(width: number, height: number, value = PAD_VALUE): RgbImage {
+  return { data: new Uint8Array(width * height * 3).fill(value), width, height };
+}
+
+/** Copies `src[sx.., sy..]` (w x h) into `dst` at (dx, dy). */
+function blit(src: RgbImage, sx: number, sy: number, dst: RgbImage, dx: number, dy: number, w: number, h: number): void {
+  for (let y = 0; y < h; y++) {
+    const so = ((sy + y) * src.width + sx) * 3;
+    dst.data.set(src.data.subarray(so, so + w * 3), ((dy + y) * dst.width + dx) * 3);
+  }
+}
+
+/**
+ * The YOLO9 mosaic (no affine): four pre-resized images placed around a random centre of a
+ * 2s x 2s canvas (YOLOX placement), boxes shifted and clipped, the canvas halved to s x s and
+ * boxes with a side <= 2 px dropped.
+ */
+export function mosaic4(items: readonly { img: RgbImage; boxes: Float32Array }[], size: number, rand: Rand): { img: RgbImage; boxes: Float32Array } {
+  const s = size, s2 = 2 * s;
+  const yc = Math.trunc(s * (0.5 + rand())), xc = Math.trunc(s * (0.5 + rand()));
+  const canvas = filled(s2, s2);
+  const out: number[] = [];
+  items.forEach(({ img: img0, boxes }, k) => {
+    const scale = Math.min(1, s / img0.height, s / img0.width);
+    const img = scale < 1 ? resizeBilinear(img0, Math.trunc(img0.width * scale), Math.trunc(img0.height * scale)) : img0;
+    const { width: w, height: h } = img;
+    let x1: number, y1: number, x2: number, y2: number, sx1: number, sy1: number;
+    if (k === 0) { x1 = Math.max(xc - w, 0); y1 = Math.max(yc - h, 0); x2 = xc; y2 = yc; sx1 = w - (x2 - x1); sy1 = h - (y2 - y1); }
+    else if (k === 1) { x1 = xc; y1 = Math.max(yc - h, 0); x2 = Math.min(xc + w, s2); y2 = yc; sx1 = 0; sy1 = h - (y2 - y1); }
+    else if (k === 2) { x1 = Math.max(xc - w, 0); y1 = yc; x2 = xc; y2 = Math.min(s2, yc + h); sx1 = w - (x2 - x1); sy1 = 0; }
+    else { x1 = xc; y1 = yc; x2 = Math.min(xc + w, s2); y2 = Math.min(s2, yc + h); sx1 = 0; sy1 = 0; }
+    const cw = Math.min(x2 - x1, w - sx1), ch = Math.min(y2 - y1, h - sy1);
+    if (cw > 0 && ch > 0) blit(img, sx1, sy1, canvas, x1, y1, cw, ch);
+    const padw = x1 - sx1, padh = y1 - sy1;
+    for (let i = 0; i < boxes.length; i += 5) {
+      const c = (v: number, pad: number): number => Math.min(Math.max(v * scale + pad, 0), s2);
+      out.push(boxes[i]!, c(boxes[i + 1]!, padw), c(boxes[i + 2]!, padh), c(boxes[i + 3]!, padw), c(boxes[i + 4]!, padh));
+    }
+  });
+  const img = resizeBilinear(canvas, s, s);
+  const halved = Float32Array.from(out, (v, i) => (i % 5 === 0 ? v : v / 2));
+  return { img, boxes: filterBoxes(halved, 2) };
+}
+
+/**
+ * Random scale about the image centre and translation (an option; YOLO9 does not use it): bilinear
+ * resampling onto a same-size canvas filled with 114; boxes transformed, clipped, and dropped when a
+ * side is <= 2 px.
+ */
+export function scaleTranslate(img: RgbImage, boxes: Float32Array, k: number, tx: number, ty: number): { img: RgbImage; boxes: Float32Array } {
+  const { width: w, height: h, data: src } = img;
+  const out = filled(w, h);
+  const cx = w / 2, cy = h / 2;
+  for (let y = 0; y < h; y++) {
+    const fy = (y + 0.5 - cy - ty) / k + cy - 0.5;
+    if (fy < -0.5 || fy > h - 0.5) continue;
+    const y0 = Math.floor(fy), wy = fy - y0;
+    const ya = Math.min(Math.max(y0, 0), h - 1), yb = Math.min(Math.max(y0 + 1, 0), h - 1);
+    for (let x = 0; x < w; x++) {
+      const fx = (x + 0.5 - cx - tx) / k + cx - 0.5;
+      if (fx < -0.5 || fx > w - 0.5) continue;
+      const x0 = Math.floor(fx), wx = fx - x0;
+      const xa = Math.min(Math.max(x0, 0), w - 1), xb = Math.min(Math.max(x0 + 1, 0), w - 1);
+      const o = (y * w + x) * 3;
+      for (let c = 0; c < 3; c++) {
+        const top = src[(ya * w + xa) * 3 + c]! * (1 - wx) + src[(ya * w + xb) * 3 + c]! * wx;
+        const bot = src[(yb * w + xa) * 3 + c]! * (1 - wx) + src[(yb * w + xb) * 3 + c]! * wx;
+        out.data[o + c] = Math.round(top * (1 - wy) + bot * wy);
+      }
+    }
+  }
+  const nb = new Float32Array(boxes.length);
+  for (let i = 0; i < boxes.length; i += 5) {
+    nb[i] = boxes[i]!;
+    nb[i + 1] = Math.min(Math.max((boxes[i + 1]! - cx) * k + cx + tx, 0), w);
+    nb[i + 2] = Math.min(Math.max((boxes[i + 2]! - cy) * k + cy + ty, 0), h);
+    nb[i + 3] = Math.min(Math.max((boxes[i + 3]! - cx) * k + cx + tx, 0), w);
+    nb[i + 4] = Math.min(Math.max((boxes[i + 4]! - cy) * k + cy + ty, 0), h);
+  }
+  return { img: out, boxes: filterBoxes(nb, 2) };
+}
+
+// ---------------------------------------------------------------------------------------------
+// The per-sample pipeline
+
+/** An image resized by the load ratio `min(s/H0, s/W0)`, with its boxes in those pixels. */
+export interface LoadedItem {
+  img: RgbImage;
+  boxes: Float32Array;
+  /** `[H0, W0]` of the file */
+  origShape: [number, number];
+}
+
+/** Pre-resize as the original's loader: `(int(W0 r), int(H0 r))` with r = min(s/H0, s/W0), INTER_LINEAR (may upscale). */
+export function preResize(img: RgbImage, size: number): RgbImage {
+  const g = letterboxGeometry(img.width, img.height, size, size);
+  return resizeBilinear(img, g.newWidth, g.newHeight);
+}
+
+/**
+ * Final step of every train sample: HSV + flip (skipped for images without boxes, or when every box
+ * would be filtered, as the original), top-left letterbox into `out` (float CHW /255), boxes scaled,
+ * filtered (side <= 1 px), normalised by the canvas size, clipped to [0,1] and written into `targets`
+ * (`maxLabels` rows, padding `[-1,0,0,0,0]`). Random draws are the same whatever the branch.
+ */
+export function trainTransform(
+  img: RgbImage, boxes: Float32Array, size: number, hyp: AugmentHyp, rand: Rand,
+  out: Float32Array, outOffset: number, targets: Float32Array, targetOffset: number, maxLabels: number,
+): number {
+  const doHsv = rand() < hyp.hsvProb;
+  const gains = drawHsvGains(rand, hyp.hsvGains);
+  const doFlip = rand() < hyp.flipProb;
+  const r = letterboxGeometry(img.width, img.height, size, size).ratio;
+  let final = boxes;
+  if (boxes.length > 0) {
+    const kept = filterBoxes(boxes, 1, r);
+    if (kept.length > 0) {
+      if (doHsv) augmentHsv(img, gains);
+      if (doFlip) flipHorizontal(img, kept);
+      final = kept;
+    }
+  }
+  letterboxInto(img, size, out, outOffset);
+  return writeTargets(final, r / size, targets, targetOffset, maxLabels);
+}
+
+/** Writes boxes * scale, clipped to [0,1], as `[cls, x1, y1, x2, y2]` rows; pads the rest. Returns rows written. */
+export function writeTargets(boxes: Float32Array, scale: number, targets: Float32Array, offset: number, maxLabels: number): number {
+  const n = Math.min(boxes.length / 5, maxLabels);
+  const c = (v: number): number => Math.min(Math.max(v * scale, 0), 1);
+  for (let i = 0; i < n; i++) {
+    const o = offset + i * 5, b = i * 5;
+    targets[o] = boxes[b]!;
+    targets[o + 1] = c(boxes[b + 1]!);
+    targets[o + 2] = c(boxes[b + 2]!);
+    targets[o + 3] = c(boxes[b + 3]!);
+    targets[o + 4] = c(boxes[b + 4]!);
+  }
+  for (let i = n; i < maxLabels; i++) {
+    const o = offset + i * 5;
+    targets[o] = -1; targets[o + 1] = 0; targets[o + 2] = 0; targets[o + 3] = 0; targets[o + 4] = 0;
+  }
+  return n;
+}
+
+/** Random scale/translate step (when enabled in `hyp`) on a loaded item. Draws nothing when disabled. */
+export function maybeScaleTranslate(item: { img: RgbImage; boxes: Float32Array }, hyp: AugmentHyp, rand: Rand): { img: RgbImage; boxes: Float32Array } {
+  if (hyp.scale <= 0 && hyp.translate <= 0) return item;
+  const k = 1 - hyp.scale + rand() * 2 * hyp.scale;
+  const tx = (rand() * 2 - 1) * hyp.translate * item.img.width;
+  const ty = (rand() * 2 - 1) * hyp.translate * item.img.height;
+  return scaleTranslate(item.img, item.boxes, k, tx, ty);
+}

@@ -1,0 +1,358 @@
+/**
+ * Training data loader: shuffles a dataset split per epoch, builds `TrainBatch`es (decode, augment,
+ * letterbox, targets) in `workers` worker threads with prefetch, and yields them in order.
+ *
+ * Determinism: the epoch permutation comes from (seed, epoch) and every sample's augmentation from
+ * its own generator seeded by (seed, epoch, position), so the batches are bit-identical whatever
+ * the number of workers or the order in which they finish.
+ *
+ *     const loader = createLoader(split, { imgsz: 320, batch: 8, workers: 2, seed: 0 });
+ *     for (let epoch = 0; epoch < epochs; epoch++) {
+ *       loader.mosaic = epoch < epochs - 15;          // close mosaic as the original
+ *       for await (const batch of loader.epoch(epoch)) step(batch.images, batch.targets);
+ *     }
+ *     await loader.close();
+ */
+
+import { availableParallelism } from 'node:os';
+import { Worker } from 'node:worker_threads';
+import { LibreYOLOError, type ErrorCode } from '../errors.ts';
+import type { TrainBatch } from '../train/types.ts';
+import { loadImageFile } from './image.ts';
+import { letterboxGeometry, letterboxInto } from './letterbox.ts';
+import { labelsToPixelBoxes, type ImageLabels } from './labels.ts';
+import {
+  DEFAULT_HYP, maybeScaleTranslate, mixSeed, mosaic4, mulberry32, preResize, trainTransform, writeTargets,
+  type AugmentHyp, type LoadedItem,
+} from './augment.ts';
+import type { DatasetSplit } from './dataset.ts';
+
+export interface LoaderOptions {
+  /** Square canvas side (multiple of 32). */
+  imgsz: number;
+  /** Images per batch. */
+  batch: number;
+  /** Worker threads decoding and augmenting (0 = in this thread). Default: min(8, cores - 1). */
+  workers?: number;
+  /** Batches in flight per worker (default 2). */
+  prefetch?: number;
+  /** Shuffle each epoch (default true). */
+  shuffle?: boolean;
+  /** Train augmentations (default true); false = plain letterbox of the original image, no jitter. */
+  augment?: boolean;
+  /** Mosaic items (default true); switch with `loader.mosaic` (close-mosaic). Needs `augment`. */
+  mosaic?: boolean;
+  /** Seed of the shuffling and augmentation streams (default 0). */
+  seed?: number;
+  /** Drop the last partial batch; default as the original: when the split has at least `batch` images. */
+  dropLast?: boolean;
+  /** Target rows per image (default 100, as the original); extra objects are dropped. */
+  maxLabels?: number;
+  /** Augmentation hyper-parameters (defaults: the original's YOLO9 values). */
+  hyp?: Partial<AugmentHyp>;
+}
+
+/** A batch plus where it came from. */
+export interface LoaderBatch extends TrainBatch {
+  epoch: number;
+  /** Batch number within the epoch. */
+  index: number;
+  /** Dataset indices of the images (the first image of each mosaic). */
+  indices: number[];
+  paths: string[];
+  /** `[H0, W0]` of each image file. */
+  origShapes: [number, number][];
+  /** Real (non-padding) target rows per image. */
+  counts: number[];
+}
+
+/** What a batch job needs; sent once to each worker. */
+export interface SampleContext {
+  paths: string[];
+  labels: ImageLabels[];
+  imgsz: number;
+  maxLabels: number;
+  hyp: AugmentHyp;
+}
+
+export interface BatchJob {
+  indices: number[];
+  seeds: number[];
+  augment: boolean;
+  mosaic: boolean;
+}
+
+export interface BatchData {
+  images: Float32Array;
+  targets: Float32Array;
+  origShapes: [number, number][];
+  counts: number[];
+}
+
+async function loadItem(ctx: SampleContext, i: number): Promise<LoadedItem> {
+  const img = await loadImageFile(ctx.paths[i]!);
+  const r = letterboxGeometry(img.width, img.height, ctx.imgsz, ctx.imgsz).ratio;
+  return {
+    img: preResize(img, ctx.imgsz),
+    boxes: labelsToPixelBoxes(ctx.labels[i]!, img.width, img.height, r),
+    origShape: [img.height, img.width],
+  };
+}
+
+/** Builds one sample into its slices of the batch tensors; returns its origShape and label count. */
+async function buildSample(ctx: SampleContext, job: BatchJob, k: number, out: BatchData): Promise<void> {
+  const s = ctx.imgsz, plane = 3 * s * s, tOff = k * ctx.maxLabels * 5;
+  const index = job.indices[k]!;
+  if (!job.augment) {
+    const img = await loadImageFile(ctx.paths[index]!);
+    const info = letterboxInto(img, s, out.images, k * plane);
+    out.origShapes[k] = [img.height, img.width];
+    out.counts[k] = writeTargets(labelsToPixelBoxes(ctx.labels[index]!, img.width, img.height, info.ratio), 1 / s, out.targets, tOff, ctx.maxLabels);
+    return;
+  }
+  const rand = mulberry32(job.seeds[k]!);
+  const useMosaic = job.mosaic && rand() < ctx.hyp.mosaicProb;
+  let item: { img: LoadedItem['img']; boxes: Float32Array };
+  if (useMosaic) {
+    const n = ctx.paths.length;
+    const idx = [index, Math.floor(rand() * n), Math.floor(rand() * n), Math.floor(rand() * n)];
+    const items = await Promise.all(idx.map((i) => loadItem(ctx, i)));
+    out.origShapes[k] = items[0]!.origShape;
+    item = mosaic4(items, s, rand);
+  } else {
+    const it = await loadItem(ctx, index);
+    out.origShapes[k] = it.origShape;
+    item = it;
+  }
+  item = maybeScaleTranslate(item, ctx.hyp, rand);
+  out.counts[k] = trainTransform(item.img, item.boxes, s, ctx.hyp, rand, out.images, k * plane, out.targets, tOff, ctx.maxLabels);
+}
+
+/** Builds a whole batch (all samples concurrently: decodes overlap in sharp's thread pool). */
+export async function buildBatch(ctx: SampleContext, job: BatchJob): Promise<BatchData> {
+  const B = job.indices.length, s = ctx.imgsz;
+  const out: BatchData = {
+    images: new Float32Array(B * 3 * s * s),
+    targets: new Float32Array(B * ctx.maxLabels * 5),
+    origShapes: new Array(B),
+    counts: new Array(B),
+  };
+  await Promise.all(job.indices.map((_, k) => buildSample(ctx, job, k, out)));
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Worker pool
+
+type WorkerRequest = { type: 'init'; ctx: SampleContext } | { type: 'batch'; id: number; job: BatchJob };
+export type WorkerReply =
+  | { id: number; ok: true; data: BatchData }
+  | { id: number; ok: false; code: string | null; message: string };
+export type { WorkerRequest };
+
+function spawnWorker(): Worker {
+  if (!import.meta.url.endsWith('.ts')) return new Worker(new URL('./loader-worker.js', import.meta.url));
+  // Node 20 does not apply tsx's loader to a worker's .ts entry point, so register it in the worker.
+  const entry = new URL('./loader-worker.ts', import.meta.url).href;
+  const tsx = import.meta.resolve('tsx/esm/api');
+  return new Worker(`import(${JSON.stringify(tsx)}).then((m) => { m.register(); return import(${JSON.stringify(entry)}); })`, { eval: true });
+}
+
+interface PoolWorker {
+  worker: Worker;
+  busy: number;
+}
+
+class WorkerPool {
+  private readonly workers: PoolWorker[] = [];
+  private readonly pending = new Map<number, { w: PoolWorker; resolve: (d: BatchData) => void; reject: (e: Error) => void }>();
+  private nextId = 1;
+  private dead: Error | null = null;
+
+  constructor(count: number, ctx: SampleContext) {
+    for (let i = 0; i < count; i++) {
+      const worker = spawnWorker();
+      const pw: PoolWorker = { worker, busy: 0 };
+      worker.unref();
+      worker.on('message', (msg: WorkerReply) => this.onReply(msg));
+      worker.on('error', (err) => this.fail(err));
+      worker.on('exit', (code) => { if (code !== 0) this.fail(new Error(`data loader worker exited with code ${code}`)); });
+      worker.postMessage({ type: 'init', ctx } satisfies WorkerRequest);
+      this.workers.push(pw);
+    }
+  }
+
+  private onReply(msg: WorkerReply): void {
+    const p = this.pending.get(msg.id);
+    if (!p) return;
+    this.pending.delete(msg.id);
+    if (--p.w.busy === 0) p.w.worker.unref();
+    if (msg.ok) p.resolve(msg.data);
+    else p.reject(isErrorCode(msg.code) ? new LibreYOLOError(msg.code, msg.message) : new Error(msg.message));
+  }
+
+  private fail(err: Error): void {
+    if (this.dead) return;
+    this.dead = err;
+    for (const p of this.pending.values()) p.reject(err);
+    this.pending.clear();
+  }
+
+  run(job: BatchJob): Promise<BatchData> {
+    if (this.dead) return Promise.reject(this.dead);
+    let w = this.workers[0]!;
+    for (const c of this.workers) if (c.busy < w.busy) w = c;
+    const id = this.nextId++;
+    if (w.busy++ === 0) w.worker.ref();
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { w, resolve, reject });
+      w.worker.postMessage({ type: 'batch', id, job } satisfies WorkerRequest);
+    });
+  }
+
+  async close(): Promise<void> {
+    this.fail(new Error('data loader closed'));
+    await Promise.all(this.workers.map((w) => w.worker.terminate()));
+  }
+}
+
+const ERROR_CODES = new Set<string>(['data_invalid', 'data_not_found', 'data_images_missing', 'source_not_found', 'io_error']);
+function isErrorCode(c: string | null): c is ErrorCode {
+  return c !== null && ERROR_CODES.has(c);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The loader
+
+export class DataLoader {
+  /** Mosaic on/off for the next batches submitted (the trainer's close-mosaic switch). */
+  mosaic: boolean;
+  readonly imgsz: number;
+  readonly batchSize: number;
+  readonly workers: number;
+  readonly dropLast: boolean;
+  readonly maxLabels: number;
+  private readonly ctx: SampleContext;
+  private readonly shuffle: boolean;
+  private readonly augment: boolean;
+  private readonly seed: number;
+  private readonly prefetch: number;
+  private pool: WorkerPool | null = null;
+  private iterating = false;
+  private closed = false;
+
+  constructor(private readonly split: Pick<DatasetSplit, 'images' | 'labels'>, options: LoaderOptions) {
+    const { imgsz, batch } = options;
+    if (!Number.isInteger(imgsz) || imgsz < 32 || imgsz % 32 !== 0) throw new LibreYOLOError('invalid_imgsz', `imgsz must be a positive multiple of 32, got ${imgsz}`);
+    if (!Number.isInteger(batch) || batch < 1) throw new LibreYOLOError('config_range_error', `batch must be a positive integer, got ${batch}`);
+    if (split.images.length === 0) throw new LibreYOLOError('data_images_missing', 'the dataset split has no images');
+    const workers = options.workers ?? Math.min(8, Math.max(0, availableParallelism() - 1));
+    if (!Number.isInteger(workers) || workers < 0) throw new LibreYOLOError('config_range_error', `workers must be an integer >= 0, got ${workers}`);
+    this.imgsz = imgsz;
+    this.batchSize = batch;
+    this.workers = workers;
+    this.prefetch = Math.max(1, options.prefetch ?? 2);
+    this.shuffle = options.shuffle ?? true;
+    this.augment = options.augment ?? true;
+    this.mosaic = options.mosaic ?? true;
+    this.seed = options.seed ?? 0;
+    this.dropLast = options.dropLast ?? split.images.length >= batch;
+    this.maxLabels = options.maxLabels ?? 100;
+    const hyp: AugmentHyp = { ...DEFAULT_HYP, ...options.hyp };
+    this.ctx = { paths: split.images, labels: split.labels, imgsz, maxLabels: this.maxLabels, hyp };
+  }
+
+  /** Images in the split. */
+  get size(): number {
+    return this.split.images.length;
+  }
+
+  /** Batches per epoch. */
+  get length(): number {
+    const n = this.size / this.batchSize;
+    return this.dropLast ? Math.floor(n) : Math.ceil(n);
+  }
+
+  /** The dataset order of an epoch (a seeded Fisher-Yates shuffle, or identity). */
+  order(epoch: number): Int32Array {
+    const n = this.size;
+    const perm = new Int32Array(n);
+    for (let i = 0; i < n; i++) perm[i] = i;
+    if (!this.shuffle) return perm;
+    const rand = mulberry32(mixSeed(this.seed, epoch, 0x5eed));
+    for (let i = n - 1; i > 0; i--) {
+      const j = Math.floor(rand() * (i + 1));
+      const t = perm[i]!; perm[i] = perm[j]!; perm[j] = t;
+    }
+    return perm;
+  }
+
+  private job(epoch: number, k: number, perm: Int32Array): BatchJob {
+    const start = k * this.batchSize, end = Math.min(start + this.batchSize, this.size);
+    const indices: number[] = [], seeds: number[] = [];
+    for (let p = start; p < end; p++) {
+      indices.push(perm[p]!);
+      seeds.push(mixSeed(this.seed, epoch, p, 0xa09));
+    }
+    return { indices, seeds, augment: this.augment, mosaic: this.augment && this.mosaic };
+  }
+
+  private run(job: BatchJob): Promise<BatchData> {
+    if (this.workers === 0) return buildBatch(this.ctx, job);
+    this.pool ??= new WorkerPool(this.workers, this.ctx);
+    return this.pool.run(job);
+  }
+
+  /**
+   * The batches of one epoch, in order. Up to `max(1, workers) * prefetch` batches are built ahead.
+   * Leaving the loop early (break / throw) discards what was prefetched. One epoch at a time.
+   */
+  async *epoch(epoch: number): AsyncGenerator<LoaderBatch, void, undefined> {
+    if (this.closed) throw new LibreYOLOError('io_error', 'this data loader has been closed');
+    if (this.iterating) throw new LibreYOLOError('config_conflict', 'a data loader iterates one epoch at a time; finish or break the current loop first');
+    this.iterating = true;
+    const perm = this.order(epoch);
+    const total = this.length;
+    const ahead = Math.max(1, this.workers) * this.prefetch;
+    const inflight = new Map<number, { job: BatchJob; result: Promise<BatchData> }>();
+    let submitted = 0;
+    try {
+      for (let k = 0; k < total; k++) {
+        while (submitted < total && submitted - k < ahead) {
+          const job = this.job(epoch, submitted, perm);
+          const result = this.run(job);
+          result.catch(() => undefined); // observed below; avoids unhandled rejections for discarded batches
+          inflight.set(submitted++, { job, result });
+        }
+        const { job, result } = inflight.get(k)!;
+        inflight.delete(k);
+        const data = await result;
+        const B = job.indices.length, s = this.imgsz;
+        yield {
+          images: { dtype: 'float32', dims: [B, 3, s, s], data: data.images },
+          targets: { dtype: 'float32', dims: [B, this.maxLabels, 5], data: data.targets },
+          epoch, index: k,
+          indices: job.indices,
+          paths: job.indices.map((i) => this.split.images[i]!),
+          origShapes: data.origShapes,
+          counts: data.counts,
+        };
+      }
+    } finally {
+      this.iterating = false;
+    }
+  }
+
+  /** Stops the worker threads. */
+  async close(): Promise<void> {
+    this.closed = true;
+    const pool = this.pool;
+    this.pool = null;
+    await pool?.close();
+  }
+}
+
+/** Creates a loader over a loaded split (see `loadDataset`). */
+export function createLoader(split: Pick<DatasetSplit, 'images' | 'labels'>, options: LoaderOptions): DataLoader {
+  return new DataLoader(split, options);
+}
