@@ -2,6 +2,7 @@
 import { Command, CommanderError } from 'commander';
 import { LibreYOLOError } from '../errors.ts';
 import { VERSION } from '../version.ts';
+import { dataCommand } from './commands/data.ts';
 import { exportCommand } from './commands/export.ts';
 import { predictCommand } from './commands/predict.ts';
 import { rewriteKeyValueArgs } from './keyvalue.ts';
@@ -12,7 +13,7 @@ export function buildProgram(): Command {
     .description('YOLO object detection for Node.js on ONNX Runtime')
     .version(VERSION, '--version')
     .showSuggestionAfterError(true);
-  for (const cmd of [predictCommand(), exportCommand()]) program.addCommand(cmd);
+  for (const cmd of [predictCommand(), exportCommand(), dataCommand()]) program.addCommand(cmd);
   return program;
 }
 

@@ -105,7 +105,10 @@ export async function resolveDatasetYaml(data: string, options: DatasetOptions =
   const candidates = [resolve(cwd, given)];
   if (!/\.ya?ml$/i.test(given)) candidates.push(resolve(cwd, `${given}.yaml`));
   for (const c of candidates) {
-    if (await isFile(c)) return { file: c, name: basename(c).replace(/\.ya?ml$/i, ''), text: await readFile(c, 'utf8') };
+    if (await isFile(c)) {
+      const stem = basename(c).replace(/\.ya?ml$/i, '');
+      return { file: c, name: stem === 'data' ? basename(dirname(c)) : stem, text: await readFile(c, 'utf8') };
+    }
     if (await isDir(c) && c === candidates[0]) {
       const inner = join(c, 'data.yaml');
       if (await isFile(inner)) return { file: inner, name: basename(c), text: await readFile(inner, 'utf8') };

@@ -1,0 +1,163 @@
+/**
+ * Validation of a detector on a dataset split, as the original's validator: predictions with
+ * conf 0.001 (and the given NMS IoU / max_det, same top-left letterbox as inference), ground truth
+ * from the YOLO labels (pixel boxes clamped to the image, degenerate rows skipped), and COCO-style
+ * metrics under the original's key names.
+ */
+
+import { LibreYOLOError } from '../errors.ts';
+import { loadDataset, type DatasetOptions, type DatasetSplit, type SplitName } from '../data/dataset.ts';
+import type { ImageLabels } from '../data/labels.ts';
+import { cocoEvaluate, metricsDict, perClassAP, type DetBox, type GtBox } from './metrics.ts';
+
+/** What validation needs of a prediction (a `Results`). */
+export interface PredictionLike {
+  boxes: { xyxy: number[][]; conf: number[]; cls: number[] };
+  /** `[height, width]` of the original image. */
+  orig_shape: [number, number];
+  speed?: { preprocess: number; inference: number; postprocess: number };
+}
+
+/** What validation needs of a model (`LibreYOLOModel` fits). */
+export interface PredictorLike {
+  predict(source: string[], options: { conf: number; iou: number; max_det: number; batch: number; imgsz?: number | [number, number] }): Promise<PredictionLike[]>;
+}
+
+export interface ValidateOptions extends DatasetOptions {
+  /** Split to evaluate (default 'val'). */
+  split?: SplitName;
+  /** Confidence threshold (default 0.001). */
+  conf?: number;
+  /** NMS IoU (default 0.6 standalone; the trainer passes 0.65). */
+  iou?: number;
+  /** Detections kept per image (default 300). */
+  max_det?: number;
+  /** Images per forward pass (default 16). */
+  batch?: number;
+  /** Network input size (default: the model's). */
+  imgsz?: number | [number, number];
+  /** Images per predict call, bounding memory (default 256). */
+  chunk?: number;
+  /** Called after each chunk. */
+  onProgress?: (done: number, total: number) => void;
+}
+
+export interface ClassMetrics {
+  cls: number;
+  name: string;
+  /** images containing the class / objects of the class */
+  images: number;
+  instances: number;
+  /** AP50-95 and AP50 (-1 when the class has no ground truth). */
+  ap: number;
+  ap50: number;
+}
+
+export interface ValidationResult {
+  /** `metrics/precision`, `metrics/recall`, `metrics/mAP50`, `metrics/mAP50-95`, `metrics/mAP75`, ... */
+  metrics: Record<string, number>;
+  /** The 12 COCOeval summary stats. */
+  stats: number[];
+  images: number;
+  instances: number;
+  perClass: ClassMetrics[];
+  /** Mean milliseconds per image. */
+  speed: { preprocess: number; inference: number; postprocess: number };
+  seconds: number;
+}
+
+/**
+ * Ground-truth boxes of one image from its YOLO labels: pixel xyxy on a `width x height` image,
+ * clamped to it; rows with a non-positive side after clamping, or a class outside 0..nc-1, skipped.
+ */
+export function groundTruthBoxes(labels: ImageLabels, image: number, width: number, height: number, nc: number): GtBox[] {
+  const out: GtBox[] = [];
+  const { rows, n } = labels;
+  for (let i = 0; i < n; i++) {
+    const o = i * 5;
+    const cls = rows[o]!, cx = rows[o + 1]!, cy = rows[o + 2]!, w = rows[o + 3]!, h = rows[o + 4]!;
+    if (!(cls >= 0 && cls < nc)) continue;
+    const x1 = Math.min(Math.max((cx - w / 2) * width, 0), width), x2 = Math.min(Math.max((cx + w / 2) * width, 0), width);
+    const y1 = Math.min(Math.max((cy - h / 2) * height, 0), height), y2 = Math.min(Math.max((cy + h / 2) * height, 0), height);
+    if (x2 - x1 <= 0 || y2 - y1 <= 0) continue;
+    out.push({ image, cls, x1, y1, x2, y2, area: (x2 - x1) * (y2 - y1) });
+  }
+  return out;
+}
+
+/** Detections of one prediction as metric input. */
+export function detectionBoxes(pred: PredictionLike, image: number): DetBox[] {
+  const { xyxy, conf, cls } = pred.boxes;
+  return xyxy.map((b, i) => ({ image, cls: cls[i]!, x1: b[0]!, y1: b[1]!, x2: b[2]!, y2: b[3]!, score: conf[i]! }));
+}
+
+/**
+ * Metrics of predictions against a split: `predictions[i]` belongs to `split.images[i]` (its
+ * `orig_shape` sizes the ground truth). Usable without a model, e.g. by a trainer that predicts itself.
+ */
+export function evaluatePredictions(split: Pick<DatasetSplit, 'labels' | 'config'>, predictions: readonly PredictionLike[]): Omit<ValidationResult, 'seconds'> {
+  if (predictions.length !== split.labels.length) {
+    throw new LibreYOLOError('config_conflict', `got ${predictions.length} predictions for ${split.labels.length} images`);
+  }
+  const nc = split.config.nc;
+  const gts: GtBox[] = [], dets: DetBox[] = [];
+  const classImages = new Array<number>(nc).fill(0);
+  const speed = { preprocess: 0, inference: 0, postprocess: 0 };
+  predictions.forEach((p, i) => {
+    const [h, w] = p.orig_shape;
+    const g = groundTruthBoxes(split.labels[i]!, i, w, h, nc);
+    gts.push(...g);
+    for (const c of new Set(g.map((b) => b.cls))) classImages[c]!++;
+    dets.push(...detectionBoxes(p, i));
+    if (p.speed) { speed.preprocess += p.speed.preprocess; speed.inference += p.speed.inference; speed.postprocess += p.speed.postprocess; }
+  });
+  const catIds = Array.from({ length: nc }, (_, c) => c);
+  const res = cocoEvaluate(gts, dets, { catIds, imageIds: predictions.map((_, i) => i) });
+  const metrics = metricsDict(res);
+  const n = Math.max(1, predictions.length);
+  metrics['speed/preprocess'] = speed.preprocess / n;
+  metrics['speed/inference'] = speed.inference / n;
+  metrics['speed/postprocess'] = speed.postprocess / n;
+  const instances = new Array<number>(nc).fill(0);
+  for (const g of gts) instances[g.cls]!++;
+  const perClass = perClassAP(res).map(({ cls, ap, ap50 }) => ({
+    cls, name: split.config.names[cls] ?? String(cls), images: classImages[cls]!, instances: instances[cls]!, ap, ap50,
+  }));
+  return {
+    metrics, stats: res.stats, images: predictions.length, instances: gts.length, perClass,
+    speed: { preprocess: speed.preprocess / n, inference: speed.inference / n, postprocess: speed.postprocess / n },
+  };
+}
+
+/**
+ * Validates `model` on a split of `data` (a YAML path, a bundled name, or an already loaded split).
+ *
+ *     const { metrics } = await validate(model, 'datasets/synth/data.yaml', { iou: 0.65, batch: 8 });
+ *     metrics['metrics/mAP50-95'];
+ */
+export async function validate(model: PredictorLike, data: string | DatasetSplit, options: ValidateOptions = {}): Promise<ValidationResult> {
+  const t0 = performance.now();
+  const split = typeof data === 'string' ? await loadDataset(data, options.split ?? 'val', options) : data;
+  const chunk = Math.max(1, options.chunk ?? 256);
+  const predictOptions = {
+    conf: options.conf ?? 0.001, iou: options.iou ?? 0.6, max_det: options.max_det ?? 300, batch: options.batch ?? 16,
+    ...(options.imgsz !== undefined ? { imgsz: options.imgsz } : {}),
+  };
+  const predictions: PredictionLike[] = [];
+  for (let i = 0; i < split.images.length; i += chunk) {
+    const paths = split.images.slice(i, i + chunk);
+    const res = await model.predict(paths, predictOptions);
+    if (res.length !== paths.length) throw new LibreYOLOError('io_error', `predict returned ${res.length} results for ${paths.length} images`);
+    predictions.push(...res);
+    options.onProgress?.(predictions.length, split.images.length);
+  }
+  return { ...evaluatePredictions(split, predictions), seconds: (performance.now() - t0) / 1000 };
+}
+
+/** A one-line summary like the original prints. */
+export function formatMetrics(r: Pick<ValidationResult, 'metrics' | 'images' | 'instances'>): string {
+  const m = r.metrics;
+  const f = (v: number | undefined): string => (v === undefined ? '-' : v.toFixed(4));
+  return `images ${r.images}  instances ${r.instances}  P ${f(m['metrics/precision'])}  R ${f(m['metrics/recall'])}  ` +
+    `mAP50 ${f(m['metrics/mAP50'])}  mAP50-95 ${f(m['metrics/mAP50-95'])}`;
+}
