@@ -70,6 +70,8 @@ export interface SynthScene {
   height: number;
   svg: string;
   objects: SynthObject[];
+  /** The SVG elements: background, then one per object (same order as `objects`). */
+  parts: { background: string; shapes: string[] };
 }
 
 type Rgb = [number, number, number];
@@ -166,7 +168,7 @@ export function synthScene(rand: () => number, o: SceneOptions): SynthScene {
   }
   const bg = background(width, height, rand, '0');
   const objects: SynthObject[] = [];
-  const parts: string[] = [bg.svg];
+  const parts: string[] = [];
   const count = o.empty ? 0 : o.minObjects + Math.floor(rand() * (o.maxObjects - o.minObjects + 1));
   const minSide = Math.min(width, height);
   for (let k = 0; k < count; k++) {
@@ -216,8 +218,12 @@ export function synthScene(rand: () => number, o: SceneOptions): SynthScene {
       placed = true;
     }
   }
-  const svg = `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" shape-rendering="geometricPrecision">${parts.join('')}</svg>`;
-  return { width, height, svg, objects };
+  return { width, height, svg: sceneSvg(width, height, [bg.svg, ...parts]), objects, parts: { background: bg.svg, shapes: parts } };
+}
+
+/** Wraps SVG elements in a `width x height` document. */
+export function sceneSvg(width: number, height: number, elements: readonly string[]): string {
+  return `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" shape-rendering="geometricPrecision">${elements.join('')}</svg>`;
 }
 
 /** A new shape may overlap earlier ones, but may cover at most 40 % of any of them (drawn later = on top). */

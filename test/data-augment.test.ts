@@ -1,0 +1,142 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { RgbImage } from '../src/data/image.ts';
+import { letterbox } from '../src/data/letterbox.ts';
+import {
+  DEFAULT_HYP, augmentHsv, drawHsvGains, filterBoxes, flipHorizontal, hsv8ToRgb, mosaic4, mulberry32, rgbToHsv8,
+  scaleTranslate, trainTransform,
+} from '../src/data/augment.ts';
+
+function solid(w: number, h: number, rgb: [number, number, number]): RgbImage {
+  const data = new Uint8Array(w * h * 3);
+  for (let i = 0; i < data.length; i += 3) data.set(rgb, i);
+  return { data, width: w, height: h };
+}
+
+const px = (img: RgbImage, x: number, y: number): number[] => Array.from(img.data.subarray((y * img.width + x) * 3, (y * img.width + x) * 3 + 3));
+
+describe('HSV jitter (OpenCV 8-bit HSV)', () => {
+  it('converts as OpenCV: H in 0..179, S and V in 0..255', () => {
+    assert.deepEqual(rgbToHsv8(255, 0, 0), [0, 255, 255]);
+    assert.deepEqual(rgbToHsv8(0, 255, 0), [60, 255, 255]);
+    assert.deepEqual(rgbToHsv8(0, 0, 255), [120, 255, 255]);
+    assert.deepEqual(rgbToHsv8(128, 128, 128), [0, 0, 128]);
+    // (200,100,50): H = round-trip of 20 deg / 2 = 10; S = 150/200*255 = 191.25 -> 191
+    assert.deepEqual(rgbToHsv8(200, 100, 50), [10, 191, 200]);
+    assert.deepEqual(hsv8ToRgb(0, 255, 255), [255, 0, 0]);
+    assert.deepEqual(hsv8ToRgb(90, 255, 255), [0, 255, 255]);
+    assert.deepEqual(hsv8ToRgb(10, 0, 77), [77, 77, 77]);
+  });
+
+  it('adds gains with hue wrap-around and S/V saturation', () => {
+    const img = solid(3, 2, [200, 100, 50]); // H 10, S 191, V 200
+    augmentHsv(img, [10, -20, 30]); // -> H 20 (40 deg), S 171, V 230
+    // v = 230, p = 230*(1-171/255) = 75.76 -> 76, t = 230*(1 - 171/255*(1 - 2/3)) = 178.59 -> 179
+    assert.deepEqual(px(img, 2, 1), [230, 179, 76]);
+    const wrap = solid(1, 1, [200, 100, 50]);
+    augmentHsv(wrap, [-15, 0, 0]); // H -5 -> 175 (350 deg): v=200, p=50, q = 200*(1 - 0.749*(5/6))=75.2
+    assert.deepEqual(px(wrap, 0, 0), [200, 50, 75]);
+    const sat = solid(1, 1, [250, 250, 10]);
+    augmentHsv(sat, [0, 30, 30]); // S 245 -> 255, V 250 -> 255: pure yellow
+    assert.deepEqual(px(sat, 0, 0), [255, 255, 0]);
+  });
+
+  it('draws integer gains within the limits, some zeroed', () => {
+    const rand = mulberry32(5);
+    let zeros = 0;
+    for (let i = 0; i < 300; i++) {
+      const g = drawHsvGains(rand);
+      g.forEach((v, k) => { assert.ok(Number.isInteger(v) && Math.abs(v) < DEFAULT_HYP.hsvGains[k]!); if (v === 0) zeros++; });
+    }
+    assert.ok(zeros > 400 && zeros < 560, `zeros ${zeros}`); // ~ half of 900, plus truncation of |g| < 1
+  });
+});
+
+describe('geometry', () => {
+  it('flips image and boxes', () => {
+    const img: RgbImage = { data: Uint8Array.from({ length: 4 * 2 * 3 }, (_, i) => i), width: 4, height: 2 };
+    const orig = img.data.slice();
+    const boxes = Float32Array.of(2, 0, 0, 1, 2, 5, 1, 0, 3, 1);
+    flipHorizontal(img, boxes);
+    assert.deepEqual(px(img, 0, 0), Array.from(orig.subarray(9, 12)));
+    assert.deepEqual(Array.from(boxes), [2, 3, 0, 4, 2, 5, 1, 0, 3, 1]);
+    flipHorizontal(img, boxes);
+    assert.deepEqual(img.data, orig);
+    assert.deepEqual(Array.from(boxes), [2, 0, 0, 1, 2, 5, 1, 0, 3, 1]);
+  });
+
+  it('filters boxes whose side is too small', () => {
+    const b = Float32Array.of(0, 0, 0, 10, 1.5, 1, 0, 0, 10, 10);
+    assert.deepEqual(Array.from(filterBoxes(b, 1)), [0, 0, 0, 10, 1.5, 1, 0, 0, 10, 10]);
+    assert.deepEqual(Array.from(filterBoxes(b, 2)), [1, 0, 0, 10, 10]);
+    assert.deepEqual(Array.from(filterBoxes(b, 1, 0.5)), [1, 0, 0, 10, 10]);
+  });
+
+  it('mosaic places four images around a random centre with their boxes', () => {
+    const colours: [number, number, number][] = [[255, 0, 0], [0, 255, 0], [0, 0, 255], [255, 255, 0]];
+    for (let seed = 0; seed < 20; seed++) {
+      const items = colours.map((c, k) => {
+        const img = solid(64, 64, [114, 114, 114]);
+        // a 24x20 coloured object at (20, 30)
+        for (let y = 30; y < 50; y++) for (let x = 20; x < 44; x++) img.data.set(c, (y * 64 + x) * 3);
+        return { img, boxes: Float32Array.of(k, 20, 30, 44, 50) };
+      });
+      const { img, boxes } = mosaic4(items, 64, mulberry32(seed));
+      assert.equal(img.width, 64);
+      assert.equal(img.height, 64);
+      for (let i = 0; i < boxes.length; i += 5) {
+        const [cls, x1, y1, x2, y2] = Array.from(boxes.subarray(i, i + 5)) as [number, number, number, number, number];
+        assert.ok(x1 >= 0 && y1 >= 0 && x2 <= 64 && y2 <= 64 && x2 - x1 > 2 && y2 - y1 > 2);
+        // inside the box (1 px margin for the 2x downscale), the object's colour
+        for (let y = Math.ceil(y1) + 1; y < Math.floor(y2) - 1; y++) {
+          for (let x = Math.ceil(x1) + 1; x < Math.floor(x2) - 1; x++) assert.deepEqual(px(img, x, y), colours[cls], `seed ${seed} box ${cls} at ${x},${y}`);
+        }
+      }
+    }
+  });
+
+  it('scale/translate moves boxes with the pixels', () => {
+    const img = solid(40, 40, [0, 0, 0]);
+    for (let y = 10; y < 20; y++) for (let x = 10; x < 20; x++) img.data.set([255, 255, 255], (y * 40 + x) * 3);
+    const r = scaleTranslate(img, Float32Array.of(0, 10, 10, 20, 20), 2, 4, -2);
+    // centre 20: x' = (x - 20)*2 + 20 + 4 -> 4..24; y' = (y-20)*2 + 20 - 2 -> 0..18 (clipped)
+    assert.deepEqual(Array.from(r.boxes), [0, 4, 0, 24, 18]);
+    assert.deepEqual(px(r.img, 14, 9), [255, 255, 255]);
+    assert.deepEqual(px(r.img, 30, 30), [0, 0, 0]);
+  });
+});
+
+describe('train transform', () => {
+  it('an image without boxes is only letterboxed; targets are all padding', () => {
+    const img = solid(50, 30, [10, 200, 30]);
+    const plain = letterbox(img, 64).tensor;
+    const out = new Float32Array(3 * 64 * 64), targets = new Float32Array(4 * 5).fill(7);
+    const n = trainTransform(img, new Float32Array(0), 64, { ...DEFAULT_HYP, flipProb: 1 }, mulberry32(1), out, 0, targets, 0, 4);
+    assert.equal(n, 0);
+    assert.deepEqual(out, plain);
+    assert.deepEqual(Array.from(targets), [-1, 0, 0, 0, 0, -1, 0, 0, 0, 0, -1, 0, 0, 0, 0, -1, 0, 0, 0, 0]);
+  });
+
+  it('flips, normalises by the canvas, clips and pads targets; tiny boxes are dropped', () => {
+    const img = solid(64, 32, [10, 200, 30]);
+    const out = new Float32Array(3 * 64 * 64), targets = new Float32Array(3 * 5);
+    const boxes = Float32Array.of(1, 8, 4, 24, 20, 2, 30, 10, 30.5, 20);
+    const n = trainTransform(img, boxes, 64, { ...DEFAULT_HYP, hsvProb: 0, flipProb: 1 }, mulberry32(1), out, 0, targets, 0, 3);
+    assert.equal(n, 1);
+    const t = Array.from(targets);
+    assert.deepEqual(t.slice(5), [-1, 0, 0, 0, 0, -1, 0, 0, 0, 0]);
+    // flipped: x1' = 64 - 24 = 40, x2' = 56
+    assert.deepEqual(t.slice(0, 5), [1, 40 / 64, 4 / 64, 56 / 64, 20 / 64]);
+    // bottom padding is 114/255
+    assert.equal(out[63 * 64], Math.fround(114 / 255));
+  });
+
+  it('keeps every box and skips HSV/flip when all boxes would be filtered', () => {
+    const img = solid(64, 64, [10, 200, 30]);
+    const out = new Float32Array(3 * 64 * 64), targets = new Float32Array(2 * 5);
+    const n = trainTransform(img, Float32Array.of(0, 5, 5, 5.5, 9), 64, { ...DEFAULT_HYP, flipProb: 1, hsvGains: [100, 100, 100] }, mulberry32(1), out, 0, targets, 0, 2);
+    assert.equal(n, 1);
+    assert.deepEqual(Array.from(targets.subarray(0, 5)), [0, 5 / 64, 5 / 64, 5.5 / 64, 9 / 64]);
+    assert.equal(out[0], Math.fround(10 / 255));
+  });
+});
