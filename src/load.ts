@@ -9,7 +9,7 @@ import { LibreYOLOError } from './errors.ts';
 import { parseNames } from './export/metadata.ts';
 import { summarizeModel } from './graph/onnx.ts';
 import { LibreYOLOModel } from './model.ts';
-import { detectFamily, getFamily, type ModelFamily } from './models/registry.ts';
+import { detectFamily, getFamily, listFamilies, type ModelFamily } from './models/registry.ts';
 import './models/index.ts';
 import { parseDevice } from './runtime/device.ts';
 import { GraphEngine, OnnxFileEngine } from './runtime/graph-engine.ts';
@@ -48,10 +48,26 @@ function squareOrPair(v: unknown, fallback: number): [number, number] {
   return [n, n];
 }
 
+/** The first few keys of a state dict, for messages about files we cannot place. */
+function sampleKeys(sd: Map<string, unknown>): string {
+  const keys = [...sd.keys()];
+  if (keys.length === 0) return 'it holds no tensors';
+  return `its keys start ${keys.slice(0, 3).join(', ')}${keys.length > 3 ? `, ... (${keys.length} in all)` : ''}`;
+}
+
 async function loadCheckpointModel(path: string, options: LoadOptions): Promise<LibreYOLOModel> {
   const ckpt = await loadCheckpointFile(path);
   const meta = ckpt.metadata;
-  const family = detectFamily(ckpt.stateDict, meta.model_family);
+  let family: ModelFamily;
+  try {
+    family = detectFamily(ckpt.stateDict, meta.model_family);
+  } catch (err) {
+    if (!(err instanceof LibreYOLOError)) throw err;
+    const advice = 'Pass a LibreYOLO checkpoint (a state_dict with keys like backbone.conv0.conv.weight), or an official name such as LibreYOLO9t.pt.';
+    throw new LibreYOLOError('model_load_failed',
+      `Cannot load ${path}: its weights match no supported model family (${listFamilies().map((f) => f.name).join(', ')}); ${sampleKeys(ckpt.stateDict)}. ${advice}`,
+      { cause: err, suggestion: advice });
+  }
   if (meta.model_family && meta.model_family !== family.name) {
     throw new LibreYOLOError('model_family_mismatch', `${path} says model_family '${meta.model_family}', but its weights are a ${family.name} network.`);
   }
@@ -59,10 +75,19 @@ async function loadCheckpointModel(path: string, options: LoadOptions): Promise<
   if (task !== 'detect') throw new LibreYOLOError('config_unsupported', `Task '${task}' is not supported yet: this package runs detection models only.`);
   const size = meta.size ?? family.detectSize(ckpt.stateDict) ?? options.size ?? parseWeightName(path)?.size;
   if (!size || !family.sizes.includes(size)) {
-    throw new LibreYOLOError('model_load_failed', `Could not determine the ${family.name} size of ${path} (its keys match none of ${family.sizes.join(', ')}).`,
-      { suggestion: 'Pass { size } explicitly if the file is a valid checkpoint.' });
+    const what = size ? `its size '${size}' is not one of ${family.sizes.join(', ')}` : `its layer widths match none of the sizes ${family.sizes.join(', ')}`;
+    const advice = 'Re-download the weights or re-save them from the original model; from the API, LibreYOLO(path, { size }) names the size when the file does not.';
+    throw new LibreYOLOError('model_load_failed', `Cannot load ${path}: it looks like a ${family.name} checkpoint, but ${what}. ${advice}`, { suggestion: advice });
   }
-  const network = family.create({ size, stateDict: ckpt.stateDict });
+  let network;
+  try {
+    network = family.create({ size, stateDict: ckpt.stateDict });
+  } catch (err) {
+    if (!(err instanceof LibreYOLOError)) throw err;
+    // The family says what did not fit; add which file and what to do about it.
+    const advice = 'Re-download the weights or re-save them from the original model.';
+    throw new LibreYOLOError(err.code, `Cannot load ${path} as ${family.name}-${size}: ${err.message} ${advice}`, { cause: err, suggestion: advice });
+  }
   return new LibreYOLOModel({
     family, size, task,
     names: namesFromMetadata(meta.names, network.nc),
@@ -76,25 +101,32 @@ async function loadCheckpointModel(path: string, options: LoadOptions): Promise<
   });
 }
 
+const shapeText = (shape: readonly (number | string)[]): string => `[${shape.join(',')}]`;
+
+function notDetector(path: string, found: string): LibreYOLOError {
+  const advice = "Export the detector with 'libreyolo export model=<weights> format=onnx', or pass its .pt weights.";
+  return new LibreYOLOError('model_load_failed',
+    `${path} has no LibreYOLO metadata and its layout is not a detector's: ${found}. ` +
+      `Expected input [B,3,H,W] and output [B,4+nc,anchors] (x1,y1,x2,y2 in input pixels, then class scores). ${advice}`,
+    { suggestion: advice });
+}
+
+/** Anchor count of a stride-8/16/32 head (YOLOv9's) on an `h x w` input. */
+const anchorsFor = (h: number, w: number): number => [8, 16, 32].reduce((a, s) => a + Math.ceil(h / s) * Math.ceil(w / s), 0);
+
 async function loadOnnxModel(path: string, options: LoadOptions): Promise<LibreYOLOModel> {
   const bytes = new Uint8Array(await readFile(path));
   let summary;
   try {
     summary = summarizeModel(bytes);
   } catch (err) {
-    throw new LibreYOLOError('model_load_failed', `Cannot read ${path} as an ONNX model: ${(err as Error).message}. The file is truncated or not ONNX.`, { cause: err });
+    throw new LibreYOLOError('model_load_failed', `Cannot read ${path} as an ONNX model: ${(err as Error).message}. The file is truncated or not ONNX; re-export or re-download it.`, { cause: err });
   }
   const md = summary.metadata;
   const input = summary.inputs[0];
   const output = summary.outputs.find((o) => o.name === 'output') ?? summary.outputs[0];
-  // Recognisable layout: one 4-D image input, a [B, 4+nc, anchors] output.
-  if (!input || input.shape.length !== 4 || !output || output.shape.length !== 3) {
-    throw new LibreYOLOError('model_load_failed',
-      `${path} has no LibreYOLO metadata and its layout is not a detector's (expected input [B,3,H,W] and output [B,4+nc,anchors]).`);
-  }
-  const outChannels = typeof output.shape[1] === 'number' ? output.shape[1] : NaN;
-  const nc = Number(md.get('nc') ?? (Number.isFinite(outChannels) ? outChannels - 4 : NaN));
-  if (!Number.isInteger(nc) || nc < 1) throw new LibreYOLOError('model_load_failed', `Cannot tell the class count of ${path}: no 'nc' metadata and the output's channel dimension is not fixed.`);
+  const io = `input ${input ? `${input.name} ${shapeText(input.shape)}` : '(none)'}, output ${output ? `${output.name} ${shapeText(output.shape)}` : '(none)'}`;
+  if (!input || input.shape.length !== 4 || (typeof input.shape[1] === 'number' && input.shape[1] !== 3) || output?.shape.length !== 3) throw notDetector(path, io);
   const familyName = md.get('model_family') ?? 'yolo9';
   let family: ModelFamily;
   try {
@@ -102,11 +134,24 @@ async function loadOnnxModel(path: string, options: LoadOptions): Promise<LibreY
   } catch {
     family = getFamily('yolo9');
   }
-  if (!md.has('model_family')) (options.warn ?? ((m: string) => process.emitWarning(m)))(`${path} has no LibreYOLO metadata; assuming a ${family.name}-style detector with ${nc} classes.`);
   const [h, w] = [input.shape[2], input.shape[3]];
   const staticHW = typeof h === 'number' && typeof w === 'number';
   const imgsz: [number, number] = staticHW ? [h, w] : [Number(md.get('imgsz_h') ?? md.get('imgsz') ?? family.defaultImgsz), Number(md.get('imgsz_w') ?? md.get('imgsz') ?? family.defaultImgsz)];
   const dynamic = input.shape.some((d) => typeof d !== 'number');
+  const engine = new OnnxFileEngine(bytes, input.dtype === 'float16' ? 'float16' : 'float32', dynamic, { device: parseDevice(options.device), ...(options.threads ? { threads: options.threads } : {}) });
+
+  let nc = Number(md.get('nc'));
+  if (!md.has('model_family') || !Number.isInteger(nc) || nc < 1) {
+    // No LibreYOLO metadata: torch exports often leave the output's dims symbolic, so run one blank
+    // image and check the shape that comes out (the session is reused by predict).
+    try {
+      nc = await probeClassCount(engine, path, io, imgsz);
+    } catch (err) {
+      await engine.close();
+      throw err;
+    }
+    (options.warn ?? ((m: string) => process.emitWarning(m)))(`${path} has no LibreYOLO metadata; assuming a ${family.name}-style detector with ${nc} classes (names class0..class${nc - 1}).`);
+  }
   const precision = input.dtype === 'float16' || md.get('precision') === 'fp16' ? 'fp16' : 'fp32';
   return new LibreYOLOModel({
     family,
@@ -117,11 +162,26 @@ async function loadOnnxModel(path: string, options: LoadOptions): Promise<LibreY
     weightsPath: path,
     format: 'onnx',
     network: null,
-    engine: new OnnxFileEngine(bytes, input.dtype === 'float16' ? 'float16' : 'float32', dynamic, { device: parseDevice(options.device), ...(options.threads ? { threads: options.threads } : {}) }),
+    engine,
     metadata: Object.fromEntries(md),
     precision,
     ...(options.warn ? { warn: options.warn } : {}),
   });
+}
+
+/** Class count from the output of one blank `imgsz` image, or a clear error if it is not [1, 4+nc, anchors]. */
+async function probeClassCount(engine: OnnxFileEngine, path: string, io: string, [h, w]: [number, number]): Promise<number> {
+  let dims: number[];
+  try {
+    dims = (await engine.forward({ dtype: 'float32', dims: [1, 3, h, w], data: new Float32Array(3 * h * w) })).output.dims;
+  } catch (err) {
+    throw new LibreYOLOError('model_load_failed',
+      `ONNX Runtime cannot run ${path} on a 1x3x${h}x${w} image: ${(err as Error).message}. Check that the file is a complete detector export.`, { cause: err });
+  }
+  const anchors = anchorsFor(h, w);
+  if (dims.length === 3 && dims[0] === 1 && dims[2] === anchors && dims[1]! > 4) return dims[1]! - 4;
+  const transposed = dims.length === 3 && dims[1] === anchors ? ' (anchors before channels: that transposed layout is not supported)' : '';
+  throw notDetector(path, `${io}; a 1x3x${h}x${w} image gives output ${shapeText(dims)}, expected [1,4+nc,${anchors}]${transposed}`);
 }
 
 /**

@@ -26,7 +26,11 @@ function flagInfo(cmd: Command): FlagInfo {
   return info;
 }
 
-export function rewriteKeyValueArgs(args: string[], cmd: Command): string[] {
+/**
+ * Rewrites `args` for `cmd`. `origins`, when given, maps each produced `--flag` back to the token the
+ * user typed, so usage errors can quote `bogus=1` rather than `--bogus`.
+ */
+export function rewriteKeyValueArgs(args: string[], cmd: Command, origins?: Map<string, string>): string[] {
   const info = flagInfo(cmd);
   const out: string[] = [];
   for (let k = 0; k < args.length; k++) {
@@ -44,6 +48,7 @@ export function rewriteKeyValueArgs(args: string[], cmd: Command): string[] {
       continue;
     }
     const key = m[1]!.replace(/_/g, '-');
+    origins?.set(`--${key}`, tok);
     const value = m[2]!;
     const isBool = info.boolean.has(key) || info.negatable.has(key);
     if (isBool && /^(true|1)$/i.test(value)) out.push(`--${key}`);

@@ -1,6 +1,6 @@
 /** The `libreyolo` command: wiring only (each command lives in commands/). */
 import { Command, CommanderError } from 'commander';
-import { LibreYOLOError } from '../errors.ts';
+import { LibreYOLOError, type ErrorCode } from '../errors.ts';
 import { VERSION } from '../version.ts';
 import { dataCommand } from './commands/data.ts';
 import { exportCommand } from './commands/export.ts';
@@ -17,11 +17,55 @@ export function buildProgram(): Command {
   return program;
 }
 
-/** Applies exitOverride everywhere so usage errors come back as exceptions we map to exit code 2. */
+/**
+ * Applies exitOverride everywhere so usage errors come back as exceptions; main() prints them itself
+ * (one line in the user's own spelling, or a JSON error) and exits 2.
+ */
 function overrideExits(cmd: Command): void {
   cmd.exitOverride();
-  cmd.configureOutput({ writeErr: (s) => process.stderr.write(s) });
+  cmd.configureOutput({ writeErr: (s) => process.stderr.write(s), outputError: () => undefined });
   for (const sub of cmd.commands) overrideExits(sub);
+}
+
+const USAGE_CODES: Record<string, ErrorCode> = {
+  'commander.unknownOption': 'config_unknown_key',
+  'commander.unknownCommand': 'config_unknown_key',
+  'commander.excessArguments': 'config_unknown_key',
+  'commander.missingArgument': 'config_required_key',
+  'commander.missingMandatoryOptionValue': 'config_required_key',
+  'commander.optionMissingArgument': 'config_required_key',
+};
+
+/** A commander usage error as our error: the user's spelling (`bogus=1`), and what to do. */
+function usageError(err: CommanderError, command: Command, origins: Map<string, string>): LibreYOLOError {
+  let message = err.message.replace(/^error: /, '');
+  // commander appends "\n(Did you mean --conf?)" for near misses; answer in the user's style.
+  let guess = /\s*\(Did you mean ([^?]+)\?\)\s*$/.exec(message)?.[1];
+  message = message.replace(/\s*\(Did you mean [^)]*\)\s*$/, '');
+  const flag = /'(--[^']+)'/.exec(message)?.[1];
+  const typed = flag ? origins.get(flag) : undefined;
+  if (flag && typed) {
+    message = message.replace(`'${flag}'`, `'${typed.split('=')[0]}' (${typed})`);
+    if (guess?.startsWith('--')) guess = guess.slice(2).replace(/-/g, '_');
+  }
+  const path: string[] = [];
+  for (let c: Command | null = command; c; c = c.parent) path.unshift(c.name());
+  const advice = guess
+    ? `Did you mean '${guess}'?`
+    : `Run '${path.join(' ')} --help' for valid ${err.code === 'commander.unknownCommand' ? 'commands' : 'options'}.`;
+  return new LibreYOLOError(USAGE_CODES[err.code] ?? 'config_type_error', `${message.replace(/\.$/, '')}. ${advice}`, { suggestion: advice });
+}
+
+/** The deepest command named by the leading words of `args` (`data synth ...` -> synth) and its depth. */
+function leafCommand(program: Command, args: string[]): { command: Command; depth: number } {
+  let command = program;
+  let depth = 0;
+  for (;;) {
+    const sub = command.commands.find((c) => c.name() === args[depth] || c.aliases().includes(args[depth] ?? ''));
+    if (!sub) return { command, depth };
+    command = sub;
+    depth++;
+  }
 }
 
 export async function main(argv: string[]): Promise<number> {
@@ -29,8 +73,9 @@ export async function main(argv: string[]): Promise<number> {
   overrideExits(program);
   // `libreyolo detect predict ...` is the same as `libreyolo predict ...`.
   const args = argv[0] === 'detect' ? argv.slice(1) : [...argv];
-  const sub = program.commands.find((c) => c.name() === args[0]);
-  const rewritten = sub ? [args[0]!, ...rewriteKeyValueArgs(args.slice(1), sub)] : args;
+  const { command, depth } = leafCommand(program, args);
+  const origins = new Map<string, string>();
+  const rewritten = depth > 0 ? [...args.slice(0, depth), ...rewriteKeyValueArgs(args.slice(depth), command, origins)] : args;
   const json = rewritten.includes('--json');
   try {
     await program.parseAsync(rewritten, { from: 'user' });
@@ -38,8 +83,7 @@ export async function main(argv: string[]): Promise<number> {
   } catch (err) {
     if (err instanceof CommanderError) {
       if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.code === 'commander.help') return 0;
-      if (json) return reportError(new LibreYOLOError(err.code === 'commander.unknownOption' ? 'config_unknown_key' : 'config_type_error', err.message.replace(/^error: /, '')), true);
-      return 2; // commander already printed the usage error
+      return reportError(usageError(err, command, origins), json);
     }
     return reportError(err, json);
   }

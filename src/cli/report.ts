@@ -14,7 +14,8 @@ export function reportError(err: unknown, json: boolean): number {
       process.stdout.write(`${JSON.stringify({ schema_version: 1, error: err.code, message: err.message, suggestion: err.suggestion ?? null })}\n`);
     } else {
       process.stderr.write(`Error: ${err.message}\n`);
-      if (err.suggestion) process.stderr.write(`${err.suggestion}\n`);
+      // Messages usually end with their advice; print the suggestion only when it adds something.
+      if (err.suggestion && !err.message.includes(err.suggestion)) process.stderr.write(`${err.suggestion}\n`);
     }
     return err.exitCode;
   }

@@ -4,7 +4,7 @@
  * of coming back padded with grey.
  */
 
-import { readFile, stat } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import sharp from 'sharp';
 import { LibreYOLOError } from '../errors.ts';
@@ -51,7 +51,7 @@ export async function decodeImage(input: Uint8Array, label: string): Promise<Rgb
     const reason = err instanceof Error ? err.message.trim().split('\n')[0] : String(err);
     throw new LibreYOLOError(
       'data_invalid',
-      `Cannot read the source image: ${label}: the file is corrupt, truncated or not an image (${reason})`,
+      `Cannot read the source image: ${label}: the file is corrupt, truncated or not an image (${reason}). Re-save or re-download it, or leave it out of the source.`,
       { cause: err },
     );
   }
@@ -103,21 +103,17 @@ export async function fetchBytes(url: string, timeoutMs = URL_TIMEOUT_MS): Promi
   }
 }
 
-/** Reads and decodes an image file. */
+/** Reads and decodes an image file. One read, no stat first: errors say what the path was. */
 export async function loadImageFile(path: string): Promise<RgbImage> {
   let bytes: Uint8Array;
   try {
-    const st = await stat(path);
-    if (st.isDirectory()) {
-      throw new LibreYOLOError('data_invalid', `Cannot read the source image: ${path}: is a directory`);
-    }
     bytes = await readFile(path);
   } catch (err) {
-    if (err instanceof LibreYOLOError) throw err;
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'ENOENT' || code === 'ENOTDIR') {
-      throw new LibreYOLOError('source_not_found', `Image file not found: ${path}`, { cause: err });
+      throw new LibreYOLOError('source_not_found', `Image file not found: ${path}`, { cause: err, suggestion: 'Check the path, or pass a folder or an http(s) URL.' });
     }
+    if (code === 'EISDIR') throw new LibreYOLOError('data_invalid', `Cannot read the source image: ${path}: is a directory`, { cause: err });
     throw new LibreYOLOError('io_error', `Cannot read the source image: ${path}: ${(err as Error).message}`, { cause: err });
   }
   return decodeImage(bytes, path);

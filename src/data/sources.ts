@@ -4,7 +4,7 @@
  */
 
 import { readdir, stat } from 'node:fs/promises';
-import { basename, extname, join } from 'node:path';
+import { basename, extname, isAbsolute, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { LibreYOLOError } from '../errors.ts';
 import {
@@ -89,14 +89,17 @@ async function expand(src: ImageSource, memName: () => string): Promise<SourceIt
     try {
       isDir = (await stat(p)).isDirectory();
     } catch {
-      throw new LibreYOLOError('source_not_found', `Source not found: ${src}`);
+      // The original's exact text; where we looked and what to pass go in the suggestion.
+      const where = isAbsolute(p) ? '' : `Nothing exists at ${resolve(p)}. `;
+      throw new LibreYOLOError('source_not_found', `Source not found: ${src}`,
+        { suggestion: `${where}Pass an existing image file, a folder of images, or an http(s) URL.` });
     }
     if (!isDir) return [fileItem(p)];
     const files = await listImages(p);
     if (files.length === 0) {
       throw new LibreYOLOError(
         'data_images_missing',
-        `No images found in ${p} (searched recursively for ${[...IMAGE_SUFFIXES].join(' ')})`,
+        `No images found in ${p} (searched recursively for ${[...IMAGE_SUFFIXES].join(' ')}). Add images to the folder or pass another source.`,
       );
     }
     return Object.assign(files.map(fileItem), { folder: true as const });

@@ -101,11 +101,11 @@ export async function resolveWeights(nameOrPath: string, options: ResolveWeights
   const url = weightsUrl(parsed.stem, options.endpoint || env.HF_ENDPOINT || DEFAULT_ENDPOINT);
   const howTo = `Download it elsewhere and place it at ${target}, or pass a local path to the weights.`;
   if (options.allowDownload === false) {
-    throw new LibreYOLOError('model_not_found', `Model weights not found: ${target}. Downloading is disabled, so ${url} was not fetched. ${howTo}`);
+    throw new LibreYOLOError('model_not_found', `Model weights not found: ${target}. Downloading is disabled, so ${url} was not fetched. ${howTo}`, { suggestion: howTo });
   }
   if (/^(1|true|yes|on)$/i.test(env.HF_HUB_OFFLINE ?? '')) {
     throw new LibreYOLOError('model_not_found',
-      `Model weights not found: ${target}. HF_HUB_OFFLINE=${env.HF_HUB_OFFLINE} forbids downloading them from ${url}. ${howTo}`);
+      `Model weights not found: ${target}. HF_HUB_OFFLINE=${env.HF_HUB_OFFLINE} forbids downloading them from ${url}. ${howTo}`, { suggestion: howTo });
   }
   await downloadFile(url, target, { env, onProgress: options.onProgress, progress: options.progress ?? true });
   return target;
@@ -113,11 +113,11 @@ export async function resolveWeights(nameOrPath: string, options: ResolveWeights
 
 function unknownName(given: string, file: string): LibreYOLOError {
   const guess = suggestName(file);
-  const hint = guess ? ` Did you mean '${guess}'?` : '';
+  const advice = guess ? `Did you mean '${guess}'?` : 'Pass the path of an existing weights file, or an official name such as LibreYOLO9t.pt.';
   return new LibreYOLOError('model_not_found',
     `Model weights file not found: ${given}. It is not a local file, and '${file}' is not an official weight name ` +
-      `(LibreYOLO9t|s|m|c[-pose|-seg|-sem|-cls|-obb].pt), so it cannot be downloaded.${hint}`,
-    guess ? { suggestion: guess } : {});
+      `(LibreYOLO9t|s|m|c[-pose|-seg|-sem|-cls|-obb].pt), so it cannot be downloaded. ${advice}`,
+    { suggestion: advice });
 }
 
 /** Closest official name, if the given one looks like a typo of it. */
@@ -167,12 +167,15 @@ function hfToken(url: string, env: NodeJS.ProcessEnv): string | undefined {
   }
 }
 
+/** What to do when the file cannot be fetched; the message ends with it and the suggestion is it alone. */
+function supplyAdvice(target: string): string {
+  return `To supply the file yourself, download it elsewhere and place it at ${target}, or pass a local path to the weights; ` +
+    'to use a mirror, set HF_ENDPOINT to its base URL.';
+}
+
 function downloadFailed(url: string, target: string, reason: string, cause?: unknown): LibreYOLOError {
-  return new LibreYOLOError('download_failed',
-    `Failed to download ${url} to ${target}: ${reason}.\n` +
-      `To supply the file yourself, download it elsewhere and place it at ${target}, or pass a local path to the weights. ` +
-      'To use a mirror, set HF_ENDPOINT to its base URL.',
-    { cause, suggestion: `Place the file at ${target} or set HF_ENDPOINT to a reachable mirror.` });
+  const advice = supplyAdvice(target);
+  return new LibreYOLOError('download_failed', `Failed to download ${url} to ${target}: ${reason}. ${advice}`, { cause, suggestion: advice });
 }
 
 function fetchErrorReason(e: unknown): string {

@@ -155,14 +155,13 @@ function resolveGlobal(allow: Map<string, SafeGlobal | TorchDtype>, module: stri
   const qualname = `${mod}.${name}`;
   const hit = allow.get(qualname);
   if (hit) return hit;
+  const advice = "If you trust its origin, re-save it in Python as a plain state_dict, e.g. torch.save({'model': model.state_dict()}, 'clean.pt').";
   throw new LibreYOLOError(
     'unsafe_checkpoint',
     `Refused to load ${source}: it references the Python global '${qualname}'. ` +
       'Only tensors and plain containers (dict, list, tuple, str, numbers) are allowed in a checkpoint, ' +
-      'so the file was refused before anything in it could run. ' +
-      'If you trust its origin, re-save it in Python as a plain state_dict, e.g. ' +
-      "torch.save({'model': model.state_dict()}, 'clean.pt').",
-    { suggestion: 'Re-save the checkpoint as a plain state_dict (tensors and plain containers only).' },
+      `so the file was refused before anything in it could run. ${advice}`,
+    { suggestion: advice },
   );
 }
 
