@@ -6,12 +6,19 @@ import { LibreYOLOError } from './errors.ts';
 import type { HostTensor } from './graph/tensor.ts';
 import type { DetectionNetwork, ModelFamily } from './models/registry.ts';
 import { resolveSources, type ImageSource } from './data/sources.ts';
-import { defaultWarn, resolvePredictOptions, type PredictOptions, type Warn } from './predict/options.ts';
-import { predictSequential, type PredictContext } from './predict/predictor.ts';
+import { defaultWarn, normalizeImgsz, resolvePredictOptions, type PredictOptions, type ResolvedPredictOptions, type Warn } from './predict/options.ts';
+import { runPredict, type PredictContext } from './predict/predictor.ts';
 import type { Results } from './predict/results.ts';
+import { checkAugmentAtCall, tilingMode } from './predict/task-gates.ts';
 import { parseDevice, type Device } from './runtime/device.ts';
 import type { SessionEngine } from './runtime/engine.ts';
+import {
+  captureUnavailableReason, GraphCaptureNotImplementedError, GraphRunner, unavailableError, type GraphInfo, type GraphMode,
+} from './runtime/graph-capture.ts';
+import { captureWebGpu } from './runtime/graph-capture-webgpu.ts';
 import { exportOnnx, type ExportOptions } from './export/onnx-export.ts';
+import { cpuSlowWarning, RECIPE_DTYPE, resolveRecipe, type CastRecipe } from './quantize/recipes.ts';
+import { precisionReport, type PrecisionReport } from './quantize/report.ts';
 
 export type ModelFormat = 'pt' | 'safetensors' | 'onnx' | 'fresh';
 
@@ -27,8 +34,27 @@ export interface ModelInit {
   engine: SessionEngine;
   /** Extra checkpoint metadata carried into exports. */
   metadata?: Record<string, unknown>;
-  precision?: 'fp32' | 'fp16';
+  /** Precision of the weights as loaded (an fp16/bf16 ONNX file). */
+  precision?: ModelPrecision;
   warn?: Warn;
+}
+
+export type ModelPrecision = 'fp32' | 'fp16' | 'bf16';
+
+export interface QuantizeOptions {
+  /** `fp16` or `bf16` (cast recipes); the original's other recipes are refused. */
+  recipe: string;
+  /** Calibration data: ignored by the cast recipes. */
+  calib?: string | null;
+}
+
+export interface CaptureGraphOptions {
+  /** Input size of the graph (default: the model's); must match predict's. */
+  imgsz?: number | [number, number];
+  /** Batch of the graph; must match how predict is called (a partial last chunk is another shape). */
+  batch?: number;
+  /** Input dtype; predict always feeds float32 (also after quantize). */
+  dtype?: 'float32';
 }
 
 export class LibreYOLOModel {
@@ -42,11 +68,13 @@ export class LibreYOLOModel {
   readonly format: ModelFormat;
   readonly network: DetectionNetwork | null;
   readonly metadata: Record<string, unknown>;
-  readonly precision: 'fp32' | 'fp16';
   /** The inference engine (sessions in a worker); exposed for profiling and advanced use. */
   readonly engine: SessionEngine;
   private readonly warn: Warn;
   private closed = false;
+  private loadedPrecision: ModelPrecision;
+  private recipe: CastRecipe | null = null;
+  private graphRunner: GraphRunner | null = null;
 
   constructor(init: ModelInit) {
     this.family = init.family;
@@ -59,7 +87,8 @@ export class LibreYOLOModel {
     this.network = init.network;
     this.engine = init.engine;
     this.metadata = init.metadata ?? {};
-    this.precision = init.precision ?? 'fp32';
+    // A quantized bf16 file declares float32 IO, so only its metadata tells.
+    this.loadedPrecision = this.metadata.precision === 'bf16' ? 'bf16' : init.precision ?? 'fp32';
     this.warn = init.warn ?? defaultWarn;
   }
 
@@ -76,14 +105,36 @@ export class LibreYOLOModel {
     return this.network?.parameterCount() ?? 0;
   }
 
-  /** Moves the model to another device; sessions there are created on the next predict. */
+  /**
+   * Moves the model to another device: its sessions are released (new ones are created there on the
+   * next forward) and captured graphs are dropped. `cuda` and `cuda:0` are the same device.
+   */
   async to(device: string | number): Promise<this> {
-    await this.engine.moveTo(parseDevice(device));
+    const target = parseDevice(device);
+    if (target.id === this.engine.device.id) return this;
+    await this.release_graphs();
+    await this.engine.moveTo(target);
     return this;
   }
 
-  private context(): PredictContext {
-    return { engine: this.engine, nc: this.nc, names: this.names, inputSize: this.imgsz };
+  /** The precision the weights run in: fp32, or fp16/bf16 after quantize() or from a half ONNX file. */
+  get precision(): ModelPrecision {
+    return this.recipe ?? this.loadedPrecision;
+  }
+
+  /** What the predict runner needs; `mode` is the call's graph-capture mode (scoped to that call). */
+  private context(mode: GraphMode): PredictContext {
+    const engine = this.engine;
+    const eager: PredictContext['forward'] = (x, o) => engine.forward(x, o);
+    return {
+      family: this.family, size: this.size, task: this.task, nc: this.nc, names: this.names, inputSize: this.imgsz,
+      training: this.network?.training === true,
+      // Graph forwards keep their input (capture compares it with eager runs), so nothing is transferred.
+      forward: mode === 'off' ? eager : (x) => this.runner().run(x, mode === 'auto'),
+      eagerForward: eager,
+      acceptsBatch: (b) => engine.acceptsBatch(b),
+      warn: this.warn,
+    };
   }
 
   private ensureOpen(): void {
@@ -111,10 +162,21 @@ export class LibreYOLOModel {
   private async *streamResults(source: ImageSource | ImageSource[], options: PredictOptions, onKind?: (isBatch: boolean) => void): AsyncGenerator<Results> {
     this.ensureOpen();
     const opts = resolvePredictOptions(options as Record<string, unknown>, { names: this.names, imgszStride: this.family.imgszStride }, this.warn);
+    if (opts.cudaGraph !== 'off') this.requireGraphSupport();
     if (opts.device !== undefined) await this.to(opts.device);
+    this.checkTaskGates(opts);
+    if (opts.cudaGraph !== 'off') {
+      const reason = captureUnavailableReason(this.device);
+      if (reason !== null) throw unavailableError(this.device, reason);
+    }
     const { items, isBatch } = await resolveSources(source);
     onKind?.(isBatch);
-    yield* predictSequential(this.context(), items, opts, isBatch);
+    yield* runPredict(this.context(opts.cudaGraph), items, opts, isBatch);
+  }
+
+  private checkTaskGates(opts: ResolvedPredictOptions): void {
+    if (opts.augment) checkAugmentAtCall(this.task);
+    if (opts.tiling) tilingMode(this.task);
   }
 
   /**
@@ -139,7 +201,85 @@ export class LibreYOLOModel {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    await this.release_graphs();
     await this.engine.close();
+  }
+
+  // ---- Precision: quantize / dequantize / precisionReport -------------------------------------
+
+  /**
+   * Converts the model to float16 (`fp16`) or bfloat16 (`bf16`) weights and compute, keeping float32
+   * at its inputs and outputs. Ops the device has no half kernel for stay float32 (on the CPU
+   * provider that is nearly every bfloat16 op): `precisionReport()` says what really runs. `calib`
+   * is ignored (cast recipes need no calibration). Warns on CPU, where this is slow.
+   */
+  async quantize(options: QuantizeOptions): Promise<this> {
+    this.ensureOpen();
+    await this.release_graphs();
+    const recipe = resolveRecipe(options?.recipe, this.family.name, this.recipe ?? (this.loadedPrecision === 'fp32' ? null : this.loadedPrecision));
+    if (this.device.kind === 'cpu') this.warn(cpuSlowWarning(recipe));
+    await this.engine.setPrecision(RECIPE_DTYPE[recipe]);
+    this.recipe = recipe;
+    return this;
+  }
+
+  /** Back to float32 compute. The weights were never modified, so nothing is lost. */
+  async dequantize(): Promise<this> {
+    this.ensureOpen();
+    await this.release_graphs();
+    if (this.recipe !== null) await this.engine.setPrecision('float32');
+    this.recipe = null;
+    return this;
+  }
+
+  /** Per part of the network, the element type its kernels really ran in (one profiled forward). */
+  async precisionReport(options: { imgsz?: number | [number, number] } = {}): Promise<PrecisionReport> {
+    this.ensureOpen();
+    const imgsz = normalizeImgsz(options.imgsz, this.family.imgszStride, this.warn) ?? this.imgsz;
+    const fileHalf = this.format === 'onnx' && this.recipe === null && this.metadata.half === 'True';
+    const io = fileHalf ? { input: 'float16', output: 'float16' } : { input: 'float32', output: 'float32' };
+    return precisionReport(this.engine, imgsz, this.precision, io);
+  }
+
+  // ---- Graph capture: capture_graph / graph_info / release_graphs ---------------------------
+
+  private requireGraphSupport(): void {
+    if (!this.family.capabilities.SUPPORTS_CUDA_GRAPH) throw new GraphCaptureNotImplementedError(this.family.name);
+  }
+
+  private runner(): GraphRunner {
+    return this.graphRunner ??= new GraphRunner(this.engine, this.family.name, captureWebGpu, this.warn);
+  }
+
+  /**
+   * Captures the forward for one input shape now, so the first predict does not pay for it. Fails
+   * with the reason on devices that cannot capture from Node (CPU; CUDA through onnxruntime-node).
+   */
+  async capture_graph(options: CaptureGraphOptions = {}): Promise<void> {
+    this.ensureOpen();
+    this.requireGraphSupport();
+    const [h, w] = normalizeImgsz(options.imgsz, this.family.imgszStride, this.warn) ?? this.imgsz;
+    const batch = options.batch ?? 1;
+    if (!Number.isInteger(batch) || batch < 1) throw new LibreYOLOError('config_range_error', `batch must be a positive integer, got ${String(batch)}`);
+    const dtype = options.dtype ?? 'float32';
+    if (dtype !== 'float32') throw new LibreYOLOError('config_range_error', `capture_graph dtype must be 'float32' (predict feeds float32, also after quantize), got '${String(dtype)}'`);
+    await this.runner().capture({ dtype, dims: [batch, 3, h, w], data: new Float32Array(batch * 3 * h * w) });
+  }
+
+  /** Captured graphs, their replay counts, and why forwards ran eager. */
+  graph_info(): GraphInfo {
+    if (this.graphRunner) return this.graphRunner.info();
+    return {
+      family: this.family.name, supported: this.family.capabilities.SUPPORTS_CUDA_GRAPH,
+      captured: [], graph_count: 0, eager_fallbacks: 0, fallback_reason: null,
+    };
+  }
+
+  /** Frees captured graphs and resets the cache's counters (device moves and quantize call this). */
+  async release_graphs(): Promise<void> {
+    const r = this.graphRunner;
+    this.graphRunner = null;
+    await r?.release();
   }
 
   info(): Record<string, unknown> {

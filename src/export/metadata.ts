@@ -10,7 +10,9 @@ export interface ExportMetadataInput {
   names: Record<number, string>;
   imgsz: [number, number];
   dynamic: boolean;
-  precision: 'fp32' | 'fp16';
+  precision: 'fp32' | 'fp16' | 'bf16';
+  /** A quantize recipe baked into the file (its IO stays float32, so `half` stays False). */
+  quantRecipe?: 'fp16' | 'bf16';
 }
 
 export function exportMetadata(m: ExportMetadataInput): Map<string, string> {
@@ -33,9 +35,10 @@ export function exportMetadata(m: ExportMetadataInput): Map<string, string> {
     ['imgsz_w', String(m.imgsz[1])],
     ['dynamic', m.dynamic ? 'True' : 'False'],
     ['precision', m.precision],
-    ['half', m.precision === 'fp16' ? 'True' : 'False'],
+    ['half', m.precision === 'fp16' && !m.quantRecipe ? 'True' : 'False'],
     ['segmentation', 'false'],
     ['obb', 'false'],
+    ...(m.quantRecipe ? [['quant_recipe', m.quantRecipe] as [string, string]] : []),
   ]);
 }
 

@@ -7,6 +7,7 @@ import { writeFileAtomic } from '../util/fs.ts';
 import { basename, dirname, extname, join, resolve } from 'node:path';
 import { LibreYOLOError } from '../errors.ts';
 import { serializeModel } from '../graph/onnx.ts';
+import { convertPrecision } from '../graph/passes/precision.ts';
 import { buildInferenceGraph } from '../runtime/graph-engine.ts';
 import { VERSION } from '../version.ts';
 import { exportMetadata } from './metadata.ts';
@@ -21,7 +22,10 @@ export interface ExportOptions {
   batch?: number;
   /** Free batch, height and width. Default false. */
   dynamic?: boolean;
-  /** float16 weights and compute (issue: precision). */
+  /**
+   * float16 weights, compute, input and outputs (the original's fp16 ONNX). Reloads through
+   * `LibreYOLO()`, which casts float32 inputs to the declared float16 type.
+   */
   half?: boolean;
   /** ONNX opset (>= 13). Default 13, as the original. */
   opset?: number;
@@ -29,8 +33,8 @@ export interface ExportOptions {
   output_path?: string;
 }
 
-export function defaultExportPath(model: LibreYOLOModel, half: boolean): string {
-  const suffix = half ? '_fp16' : '';
+/** `<stem><suffix>.onnx` next to the weights (`_fp16` for half exports, `-<recipe>` for quantized models). */
+export function defaultExportPath(model: LibreYOLOModel, suffix = ''): string {
   if (model.weightsPath) {
     const stem = basename(model.weightsPath, extname(model.weightsPath));
     return join(dirname(model.weightsPath), `${stem}${suffix}.onnx`);
@@ -53,14 +57,20 @@ export async function exportOnnx(model: LibreYOLOModel, options: ExportOptions):
   const imgsz = normalizeImgsz(options.imgsz, model.family.imgszStride) ?? model.imgsz;
   const dynamic = options.dynamic ?? false;
   const half = options.half ?? false;
-  if (half) throw new LibreYOLOError('format_precision_unsupported', 'half=true export is not available yet in this version.');
   const graph = buildInferenceGraph(model.network, dynamic ? { batch: null, height: null, width: null } : { batch, height: imgsz[0], width: imgsz[1] });
+  // A quantized model exports what it runs: half inside, float32 at the boundary.
+  const recipe = model.precision === 'fp32' ? null : model.precision;
+  if (half && recipe) {
+    throw new LibreYOLOError('config_conflict', `This model is already quantized to ${recipe}; export it without half=true (it keeps float32 inputs and outputs), or call dequantize() first.`);
+  }
+  if (half) convertPrecision(graph, { dtype: 'float16', keepIO: false });
+  else if (recipe) convertPrecision(graph, { dtype: recipe === 'fp16' ? 'float16' : 'bfloat16', keepIO: true });
   graph.name = `${model.family.name}_${model.size}`;
   graph.metadata = exportMetadata({
     version: VERSION, family: model.family.name, size: model.size, task: model.task, names: model.names,
-    imgsz, dynamic, precision: 'fp32',
+    imgsz, dynamic, precision: half ? 'fp16' : recipe ?? 'fp32', ...(recipe ? { quantRecipe: recipe } : {}),
   });
-  const path = resolve(options.output_path ?? defaultExportPath(model, half));
+  const path = resolve(options.output_path ?? defaultExportPath(model, half ? '_fp16' : recipe ? `-${recipe}` : ''));
   await writeFileAtomic(path, serializeModel(graph, { opset, producerVersion: VERSION }));
   return path;
 }

@@ -5,15 +5,26 @@
 import type { GraphBuilder } from '../graph/builder.ts';
 import type { KeyLayout, Parameter } from '../graph/module.ts';
 import type { HostTensor } from '../graph/tensor.ts';
+import type { RgbImage } from '../data/image.ts';
 import { LibreYOLOError } from '../errors.ts';
 
 export type StateDict = Map<string, HostTensor>;
 
+/**
+ * Predict capabilities a family declares (the original's class flags). A family opts out of stacked
+ * forwards, opts in to graph capture only once replay is verified for it, and tunes test-time
+ * augmentation.
+ */
 export interface FamilyCapabilities {
+  /** Several images per forward when `batch > 1` (default true). */
   SUPPORTS_BATCHED_PREDICT: boolean;
+  /** `cuda_graph` / `capture_graph()` are allowed (default false: they raise). */
   SUPPORTS_CUDA_GRAPH: boolean;
+  /** `augment: true` runs flipped (and scaled) views; false runs one plain pass. */
   TTA_ENABLED: boolean;
+  /** The family resizes to a fixed square: only the flip is used, scales have no effect. */
   TTA_FIXED_SIZE: boolean;
+  /** Scale factors of the TTA views (each also flipped). */
   TTA_SCALES: number[];
 }
 
@@ -32,9 +43,27 @@ export interface InferenceEmitOptions {
   rawOutputs?: boolean;
 }
 
+/**
+ * One image's network input, planned before it is written: the shape and dtype decide whether a
+ * chunk can be stacked, and `write` fills a caller-owned buffer (a slot of the stacked batch).
+ */
+export interface PreprocessPlan {
+  /** `[1, C, H, W]` */
+  dims: number[];
+  dtype: 'float32';
+  /** Canvas pixels per original pixel (boxes go back by dividing by it; padding is right/bottom). */
+  ratio: number;
+  write(out: Float32Array, offset: number): void;
+}
+
 /** What a family's network offers the rest of the library. */
 export interface DetectionNetwork {
   readonly nc: number;
+  /**
+   * Train mode (BatchNorm on batch statistics): predict never stacks images while it is set, since
+   * images of one chunk would change each other's results.
+   */
+  training?: boolean;
   emitInference(b: GraphBuilder, opts: InferenceEmitOptions): void;
   namedTensors(layout?: KeyLayout): Iterable<[string, Parameter]>;
   parameterCount(): number;
@@ -49,6 +78,8 @@ export interface ModelFamily {
   /** Input sizes must be multiples of this. */
   readonly imgszStride: number;
   readonly capabilities: FamilyCapabilities;
+  /** Custom preprocessing; default: letterbox to the input size (see predict/preprocess.ts). */
+  preprocess?(image: RgbImage, size: [number, number]): PreprocessPlan;
   canLoad(keys: readonly string[]): boolean;
   detectSize(stateDict: StateDict): string | null;
   /** Builds a network; with a state dict, shaped from and loaded with it. */

@@ -3,6 +3,8 @@
  * validation, all before any image is loaded.
  */
 import { LibreYOLOError } from '../errors.ts';
+import { normalizeGraphMode, type GraphMode } from '../runtime/graph-capture.ts';
+import { checkOverlapRatio } from './tiling.ts';
 
 export interface PredictOptions {
   /** Confidence threshold (strictly greater passes). Default 0.25. */
@@ -23,15 +25,21 @@ export interface PredictOptions {
   output_file_format?: string;
   /** Move the model to this device before predicting. */
   device?: string | number;
-  /** Images per forward for lists and folders. Default 1. */
+  /**
+   * Images per forward for lists and folders (and tiles per forward with `tiling`). Default 1.
+   * Images are stacked only when the family allows it and the network is not in train mode.
+   */
   batch?: number;
-  /** Return an async iterator instead of an array. */
+  /** Return an async iterator that holds at most one chunk of results instead of an array. */
   stream?: boolean;
-  /** Tiled inference for large images. */
+  /** Split large images into overlapping square tiles of the input size; merge by per-class NMS. */
   tiling?: boolean;
+  /** Tile overlap in [0, 1). Default 0.2. */
   overlap_ratio?: number;
-  /** Test-time augmentation. */
+  /** Test-time augmentation: add the mirrored view (times TTA_SCALES), merge by per-class NMS at `iou`. */
   augment?: boolean;
+  /** Replay a captured graph: false (default), true (capture on first use of a shape) or 'auto' (once a shape repeats). */
+  cuda_graph?: boolean | 'auto' | string | null;
   /** Accepted for compatibility; a warning says it changes nothing. */
   half?: boolean;
   /** Project dir that `runs/` is resolved against (default: cwd). */
@@ -53,12 +61,13 @@ export interface ResolvedPredictOptions {
   tiling: boolean;
   overlapRatio: number;
   augment: boolean;
+  cudaGraph: GraphMode;
   projectDir: string;
 }
 
 const ACCEPTED = new Set([
   'conf', 'iou', 'imgsz', 'classes', 'max_det', 'save', 'output_path', 'output_file_format', 'device', 'batch',
-  'stream', 'tiling', 'overlap_ratio', 'augment', 'project_dir', 'half', 'stream_buffer', 'vid_stride',
+  'stream', 'tiling', 'overlap_ratio', 'augment', 'project_dir', 'half', 'stream_buffer', 'vid_stride', 'cuda_graph',
 ]);
 const REJECTED = new Set(['visualize', 'embed']);
 const NO_OPS = new Set(['boxes', 'dnn', 'half', 'line_width', 'retina_masks', 'show_conf', 'show_labels', 'verbose']);
@@ -112,6 +121,8 @@ export function resolvePredictOptions(
   model: { names: Record<number, string>; imgszStride: number },
   warn: Warn = defaultWarn,
 ): ResolvedPredictOptions {
+  // The graph-capture mode is checked first, as the original's wrapper does.
+  const cudaGraph = normalizeGraphMode(raw.cuda_graph);
   const keys = Object.keys(raw).filter((k) => raw[k] !== undefined);
   const rejected = keys.filter((k) => REJECTED.has(k)).sort();
   if (rejected.length) throw new LibreYOLOError('config_unsupported', `LibreYOLO does not support these predict options: ${rejected.join(', ')}.`);
@@ -119,9 +130,7 @@ export function resolvePredictOptions(
   for (const k of keys.filter((x) => NO_OPS.has(x)).sort()) {
     if (!warned.has(k)) {
       warned.add(k);
-      warn(k === 'half'
-        ? "Predict option 'half' is accepted for CLI compatibility but is currently a no-op in LibreYOLO. Use model.export({ format: 'onnx', half: true }) or model.quantize({ recipe: 'fp16' }) for half precision."
-        : `Predict option '${k}' is accepted for CLI compatibility but is currently a no-op in LibreYOLO.`);
+      warn(`Predict option '${k}' is accepted for CLI compatibility but is currently a no-op in LibreYOLO.`);
     }
   }
   const unknown = keys.filter((k) => !ACCEPTED.has(k) && !NO_OPS.has(k) && k !== 'agnostic_nms').sort();
@@ -133,16 +142,13 @@ export function resolvePredictOptions(
   if (typeof maxDet !== 'number' || !Number.isInteger(maxDet)) throw new LibreYOLOError('config_type_error', `max_det must be an integer, got ${String(maxDet)}`);
   if (maxDet < 0) throw new LibreYOLOError('config_range_error', `max_det must be non-negative, got ${maxDet}`);
   const overlap = raw.overlap_ratio ?? 0.2;
-  if (raw.tiling) {
-    if (typeof overlap !== 'number') throw new LibreYOLOError('config_type_error', `overlap_ratio must be a real number, got ${typeof overlap}.`);
-    if (!Number.isFinite(overlap) || overlap < 0 || overlap >= 1) throw new LibreYOLOError('config_range_error', `overlap_ratio must be finite and in [0, 1), got ${overlap}.`);
-  }
-  if (raw.tiling && raw.augment) throw new LibreYOLOError('config_conflict', 'tiling and augment cannot be used together. Disable one of them.');
   let fmt = String(raw.output_file_format ?? 'jpg').toLowerCase().replace(/^\./, '');
   if (!['jpg', 'jpeg', 'png', 'webp'].includes(fmt)) {
     throw new LibreYOLOError('config_range_error', `Invalid output_file_format: ${String(raw.output_file_format)}. Must be one of: 'jpg', 'png', 'webp'`);
   }
   if (fmt === 'jpeg') fmt = 'jpg';
+  if (raw.tiling && raw.augment) throw new LibreYOLOError('config_conflict', 'tiling and augment cannot be used together. Disable one of them.');
+  if (raw.tiling) checkOverlapRatio(overlap);
   return {
     conf: finiteUnit('conf', raw.conf ?? 0.25),
     iou: finiteUnit('iou', raw.iou ?? 0.45),
@@ -158,6 +164,7 @@ export function resolvePredictOptions(
     tiling: Boolean(raw.tiling),
     overlapRatio: overlap as number,
     augment: Boolean(raw.augment),
+    cudaGraph,
     projectDir: raw.project_dir === undefined ? process.cwd() : String(raw.project_dir),
   };
 }

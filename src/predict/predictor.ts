@@ -1,82 +1,198 @@
 /**
- * The predict pipeline: load -> letterbox -> forward (worker) -> postprocess -> Results -> save.
- * Loading and letterboxing of the next image run on the main thread while the worker runs the
- * current forward, so host work hides behind inference.
+ * The predict runner: decides per call how images go through the network (stacked chunks, one at a
+ * time, tiles, or TTA views), then postprocesses each image into `Results` and saves it. Host spans
+ * (`decode`, `letterbox`, `forward`, `session.run (worker)`, `nms`, `results`, `save`) are what the
+ * profiler reads.
  */
 import { performance } from 'node:perf_hooks';
 import type { RgbImage } from '../data/image.ts';
-import { letterboxInto, type LetterboxInfo } from '../data/letterbox.ts';
 import type { SourceItem } from '../data/sources.ts';
-import type { SessionEngine } from '../runtime/engine.ts';
-import { postprocessDetections } from './postprocess.ts';
+import type { HostTensor } from '../graph/tensor.ts';
+import type { ModelFamily } from '../models/registry.ts';
+import type { ForwardResult } from '../runtime/engine.ts';
+import { span } from '../runtime/spans.ts';
+import type { Warn } from './options.ts';
 import type { ResolvedPredictOptions } from './options.ts';
+import { useStackedPath } from './batching.ts';
+import { emptyDetections, mergeDetections, truncate } from './merge.ts';
+import { runChunks, type ImageOutput, type Job, type PipelineContext } from './pipeline.ts';
+import { CLASS_FILTER_MIN_DET, filterClasses, postprocessDetections, type Detections } from './postprocess.ts';
 import { Boxes, Results } from './results.ts';
 import { saveAnnotated } from './save.ts';
-import { recordSpan, span } from '../runtime/spans.ts';
+import { checkAugmentTask, tilingMode } from './task-gates.ts';
+import { saveTiled } from './tiled-save.ts';
+import { cropImage, offsetBoxes, sliceBoxes, tileSize, type TileBox } from './tiling.ts';
+import { ttaScales, ttaViews, unmapView, type View } from './tta.ts';
 
 export interface PredictContext {
-  engine: SessionEngine;
+  family: ModelFamily;
+  size: string;
+  task: string;
   nc: number;
   names: Record<number, string>;
   /** Model input size `[h, w]` when imgsz is not given. */
   inputSize: [number, number];
+  /** Train mode of the network: images are never stacked then. */
+  training: boolean;
+  /** Forward that may replay captured graphs (everything but TTA). */
+  forward(x: HostTensor, options?: { transfer?: boolean }): Promise<ForwardResult>;
+  /** Plain eager forward (TTA never replays graphs, as in the original). */
+  eagerForward(x: HostTensor, options?: { transfer?: boolean }): Promise<ForwardResult>;
+  acceptsBatch(batch: number): boolean;
+  warn: Warn;
 }
 
-interface Prepared {
+interface ItemMeta {
   item: SourceItem;
   index: number;
-  image: RgbImage;
-  tensor: Float32Array;
-  lb: LetterboxInfo;
-  preprocessMs: number;
 }
 
-async function prepare(item: SourceItem, index: number, size: [number, number]): Promise<Prepared> {
-  const t0 = performance.now();
-  const image = await span('decode', 'preprocess', () => item.load(), { source: item.label });
-  const tensor = new Float32Array(3 * size[0] * size[1]);
-  const lb = span('letterbox', 'preprocess', () => letterboxInto(image, size, tensor, 0));
-  return { item, index, image, tensor, lb, preprocessMs: performance.now() - t0 };
+function pipelineCtx(ctx: PredictContext, eager = false): PipelineContext {
+  return { family: ctx.family, forward: eager ? ctx.eagerForward : ctx.forward, acceptsBatch: (b) => ctx.acceptsBatch(b) };
 }
 
-async function finish(ctx: PredictContext, p: Prepared, size: [number, number], opts: ResolvedPredictOptions, batchSaveIndex: boolean): Promise<Results> {
-  const t1 = performance.now();
-  const { output, runMs, startEpochMs } = await span('forward', 'forward', () => ctx.engine.forward({ dtype: 'float32', dims: [1, 3, size[0], size[1]], data: p.tensor }));
-  recordSpan('session.run (worker)', 'forward', startEpochMs, runMs);
-  const inferenceMs = performance.now() - t1;
-  const t2 = performance.now();
-  const anchors = output.dims[2]!;
-  const det = span('nms', 'postprocess', () => postprocessDetections(output.data as Float32Array, 0, anchors, ctx.nc, {
+/** Detections of one image from its slot of the raw output. */
+function detectionsOf<T>(ctx: PredictContext, o: ImageOutput<T>, opts: { conf: number; iou: number; maxDet: number; classes: number[] | null }): Detections {
+  return span('nms', 'postprocess', () => postprocessDetections(o.output, o.offset, o.anchors, ctx.nc, {
     conf: opts.conf, iou: opts.iou, maxDet: opts.maxDet, classes: opts.classes,
-    ratio: p.lb.ratio, origWidth: p.image.width, origHeight: p.image.height,
+    ratio: o.plan.ratio, origWidth: o.image.width, origHeight: o.image.height,
   }));
-  const result = span('results', 'postprocess', () => new Results({
+}
+
+function makeResults(ctx: PredictContext, det: Detections, image: RgbImage, item: SourceItem, speed: Results['speed']): Results {
+  return span('results', 'postprocess', () => new Results({
     boxes: new Boxes(det.xyxy, det.conf, det.cls),
     names: ctx.names,
-    orig_shape: [p.image.height, p.image.width],
-    path: p.item.path,
-    speed: { preprocess: p.preprocessMs, inference: inferenceMs, postprocess: performance.now() - t2 },
+    orig_shape: [image.height, image.width],
+    path: item.path,
+    speed,
   }));
+}
+
+async function savePlain(image: RgbImage, result: Results, item: SourceItem, index: number, opts: ResolvedPredictOptions, isBatch: boolean): Promise<void> {
+  if (!opts.save) return;
+  result.saved_path = await span('save', 'io', () => saveAnnotated(image, result, {
+    ...(opts.outputPath === undefined ? {} : { outputPath: opts.outputPath }),
+    ext: opts.outputFormat,
+    baseDir: opts.projectDir,
+    stem: item.saveStem(isBatch ? index : null),
+  }));
+}
+
+async function finish(ctx: PredictContext, o: ImageOutput<ItemMeta>, opts: ResolvedPredictOptions, isBatch: boolean): Promise<Results> {
+  const t0 = performance.now();
+  const det = detectionsOf(ctx, o, opts);
+  const result = makeResults(ctx, det, o.image, o.meta.item, { preprocess: o.preprocessMs, inference: o.inferenceMs, postprocess: performance.now() - t0 });
+  await savePlain(o.image, result, o.meta.item, o.meta.index, opts, isBatch);
+  return result;
+}
+
+/** One image through one forward (the plain single-image path). */
+async function predictOne(ctx: PredictContext, item: SourceItem, index: number, image: RgbImage, size: [number, number], opts: ResolvedPredictOptions, isBatch: boolean): Promise<Results> {
+  const jobs: Array<Job<ItemMeta>> = [{ meta: { item, index }, label: item.label, load: () => image }];
+  for await (const [o] of runChunks(pipelineCtx(ctx), jobs, 1, false, size)) return finish(ctx, o!, opts, isBatch);
+  throw new Error('unreachable: one job yields one output');
+}
+
+/** Yields each item with its decoded image, decoding the next one while the caller works. */
+async function* decoded(items: SourceItem[]): AsyncGenerator<{ item: SourceItem; index: number; image: RgbImage }> {
+  const load = (k: number): Promise<RgbImage> | null => {
+    if (k >= items.length) return null;
+    const p = span('decode', 'preprocess', () => items[k]!.load(), { source: items[k]!.label });
+    p.catch(() => undefined);
+    return p;
+  };
+  let next = load(0);
+  for (let k = 0; k < items.length; k++) {
+    const image = await next!;
+    next = load(k + 1);
+    yield { item: items[k]!, index: k, image };
+  }
+}
+
+/** Tiles of one image, stacked in chunks of `batch` where the family allows it (the original ran them one by one). */
+async function predictTiled(ctx: PredictContext, item: SourceItem, index: number, image: RgbImage, opts: ResolvedPredictOptions, isBatch: boolean): Promise<Results> {
+  const S = tileSize(opts.imgsz ?? ctx.inputSize);
+  if (image.width <= S && image.height <= S) return predictOne(ctx, item, index, image, [S, S], opts, isBatch);
+  const t0 = performance.now();
+  const slices = sliceBoxes(image.width, image.height, S, opts.overlapRatio);
+  const tiles = opts.save ? slices.map((s) => cropImage(image, s)) : null;
+  const jobs: Array<Job<TileBox>> = slices.map((s, k) => ({ meta: s, label: `${item.label} tile ${k}`, load: () => tiles?.[k] ?? cropImage(image, s) }));
+  const stack = ctx.family.capabilities.SUPPORTS_BATCHED_PREDICT && !ctx.training;
+  const parts: Detections[] = [];
+  let inference = 0;
+  for await (const chunk of runChunks(pipelineCtx(ctx), jobs, opts.batch, stack, [S, S])) {
+    for (const o of chunk) {
+      inference += o.inferenceMs;
+      const det = detectionsOf(ctx, o, opts);
+      offsetBoxes(det.xyxy, o.meta[0], o.meta[1]);
+      parts.push(det);
+    }
+  }
+  const t1 = performance.now();
+  let det = span('nms', 'postprocess', () => truncate(mergeDetections(parts, opts.iou), opts.maxDet));
+  if (opts.classes) det = filterClasses(det, opts.classes, -1);
+  const result = makeResults(ctx, det, image, item, { preprocess: t1 - t0 - inference, inference, postprocess: performance.now() - t1 });
+  result.tiled = true;
+  result.num_tiles = slices.length;
   if (opts.save) {
-    result.saved_path = await span('save', 'io', () => saveAnnotated(p.image, result, {
-      ...(opts.outputPath === undefined ? {} : { outputPath: opts.outputPath }),
-      ext: opts.outputFormat,
-      baseDir: opts.projectDir,
-      stem: p.item.saveStem(batchSaveIndex ? p.index : null),
+    const saved = await span('save', 'io', () => saveTiled({
+      image, result, tiles: tiles!, slices, stem: item.saveStem(isBatch ? index : null), family: ctx.family.name, size: ctx.size,
+      ext: opts.outputFormat, ...(opts.outputPath === undefined ? {} : { outputPath: opts.outputPath }), baseDir: opts.projectDir,
+      tileSize: S, overlapRatio: opts.overlapRatio, conf: opts.conf, iou: opts.iou,
     }));
+    result.saved_path = saved.dir;
+    result.tiles_path = saved.tilesPath;
+    result.grid_path = saved.gridPath;
   }
   return result;
 }
 
-/** Predicts every item in order, one forward per image, overlapping host work with inference. */
-export async function* predictSequential(ctx: PredictContext, items: SourceItem[], opts: ResolvedPredictOptions, isBatch: boolean): AsyncGenerator<Results> {
+/** The image and its mirrored (and scaled) views, one eager stacked forward, merged by per-class NMS. */
+async function predictAugmented(ctx: PredictContext, item: SourceItem, index: number, image: RgbImage, size: [number, number], opts: ResolvedPredictOptions, isBatch: boolean): Promise<Results> {
+  const t0 = performance.now();
+  const views = ttaViews(image, ttaScales(ctx.family.capabilities));
+  const jobs: Array<Job<View>> = views.map((v, k) => ({ meta: v, label: `${item.label} view ${k}`, load: () => v.image }));
+  const stack = ctx.family.capabilities.SUPPORTS_BATCHED_PREDICT && !ctx.training;
+  // The class filter runs after the merge, on a wider candidate set, as in the original.
+  const viewOpts = { conf: opts.conf, iou: opts.iou, classes: null, maxDet: opts.classes ? Math.max(opts.maxDet, CLASS_FILTER_MIN_DET) : opts.maxDet };
+  const parts: Detections[] = [];
+  let inference = 0;
+  for await (const chunk of runChunks(pipelineCtx(ctx, true), jobs, views.length, stack, size)) {
+    for (const o of chunk) {
+      inference += o.inferenceMs;
+      parts.push(unmapView(detectionsOf(ctx, o, viewOpts), o.meta, image.width, image.height));
+    }
+  }
+  const t1 = performance.now();
+  let det = parts.length ? span('nms', 'postprocess', () => mergeDetections(parts, opts.iou)) : emptyDetections();
+  if (opts.classes) det = filterClasses(det, opts.classes, -1);
+  det = truncate(det, opts.maxDet);
+  const result = makeResults(ctx, det, image, item, { preprocess: t1 - t0 - inference, inference, postprocess: performance.now() - t1 });
+  await savePlain(image, result, item, index, opts, isBatch);
+  return result;
+}
+
+/** Predicts every item in order, yielding each result as soon as it is ready. */
+export async function* runPredict(ctx: PredictContext, items: SourceItem[], opts: ResolvedPredictOptions, isBatch: boolean): AsyncGenerator<Results> {
   const size = opts.imgsz ?? ctx.inputSize;
-  let next: Promise<Prepared> | null = items.length ? prepare(items[0]!, 0, size) : null;
-  for (let k = 0; k < items.length; k++) {
-    const current = await next!;
-    next = k + 1 < items.length ? prepare(items[k + 1]!, k + 1, size) : null;
-    // Keep a failed prefetch from surfacing as an unhandled rejection before we reach it.
-    next?.catch(() => undefined);
-    yield await finish(ctx, current, size, opts, isBatch);
+  const caps = ctx.family.capabilities;
+  if (opts.tiling && tilingMode(ctx.task) === 'tile') {
+    tileSize(size); // a rectangular imgsz is refused before any image is read
+    for await (const { item, index, image } of decoded(items)) yield await predictTiled(ctx, item, index, image, opts, isBatch);
+    return;
+  }
+  if (opts.augment && caps.TTA_ENABLED) {
+    checkAugmentTask(ctx.task);
+    for await (const { item, index, image } of decoded(items)) yield await predictAugmented(ctx, item, index, image, size, opts, isBatch);
+    return;
+  }
+  const stack = useStackedPath(opts, caps, ctx.training);
+  if (stack && !ctx.acceptsBatch(opts.batch)) {
+    ctx.warn(`Batched inference is not possible for this model (its input batch size is fixed); falling back to sequential processing.`);
+  }
+  const jobs: Array<Job<ItemMeta>> = items.map((item, index) => ({ meta: { item, index }, label: item.label, load: () => item.load() }));
+  for await (const chunk of runChunks(pipelineCtx(ctx), jobs, opts.batch, stack, size)) {
+    for (const o of chunk) yield await finish(ctx, o, opts, isBatch);
   }
 }

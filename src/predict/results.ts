@@ -104,6 +104,12 @@ export class Results {
   /** per-stage milliseconds */
   speed: Speed;
   saved_path?: string;
+  /** Set by tiled inference (absent when tiling was skipped because the image fits). */
+  tiled?: boolean;
+  num_tiles?: number;
+  /** `save: true` with tiling: the folder of raw tiles and the grid visualisation. */
+  tiles_path?: string;
+  grid_path?: string;
 
   constructor(init: ResultsInit) {
     this.boxes = init.boxes;

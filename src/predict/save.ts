@@ -81,13 +81,13 @@ export function formatForExt(ext: string): ImageFormat {
   return f;
 }
 
-/** The image with its detections drawn, encoded (JPEG by default). */
-export async function drawDetections(image: RgbImage, result: Results, format: ImageFormat = 'jpeg'): Promise<Buffer> {
+/** Encodes RGB pixels, optionally with an SVG overlay of the same size composited on top. */
+export async function encodeImage(image: RgbImage, format: ImageFormat = 'jpeg', overlaySvg?: string): Promise<Buffer> {
   const { width, height } = image;
   let pipe = sharp(image.data, { raw: { width, height, channels: 3 } });
-  if (result.boxes.length > 0) {
+  if (overlaySvg) {
     // Compositing the SVG adds an alpha channel; keep the output opaque RGB.
-    pipe = pipe.composite([{ input: Buffer.from(detectionsSvg(width, height, result)), top: 0, left: 0 }]).removeAlpha();
+    pipe = pipe.composite([{ input: Buffer.from(overlaySvg), top: 0, left: 0 }]).removeAlpha();
   }
   switch (format) {
     case 'jpeg': return pipe.jpeg({ quality: 90 }).toBuffer();
@@ -97,6 +97,11 @@ export async function drawDetections(image: RgbImage, result: Results, format: I
     case 'gif': return pipe.gif().toBuffer();
     case 'avif': return pipe.avif().toBuffer();
   }
+}
+
+/** The image with its detections drawn, encoded (JPEG by default). */
+export async function drawDetections(image: RgbImage, result: Results, format: ImageFormat = 'jpeg'): Promise<Buffer> {
+  return encodeImage(image, format, result.boxes.length > 0 ? detectionsSvg(image.width, image.height, result) : undefined);
 }
 
 const isErrno = (e: unknown, code: string): boolean => (e as NodeJS.ErrnoException)?.code === code;

@@ -5,6 +5,9 @@
  * (device, dtype, shape) in a worker thread, created on first use and released on close().
  */
 import { cpus } from 'node:os';
+import type { Graph } from '../graph/ir.ts';
+import { serializeModel } from '../graph/onnx.ts';
+import { convertPrecision, floatOpsOf, kernelProbeGraph, type HalfType, type PrecisionSummary } from '../graph/passes/precision.ts';
 import type { HostTensor } from '../graph/tensor.ts';
 import { f32ToF16Array, f16ToF32Array } from '../graph/tensor.ts';
 import { deviceUnavailable, executionProviders, type Device } from './device.ts';
@@ -17,6 +20,15 @@ export interface EngineOptions {
   threads?: number;
   /** Directory+prefix for ORT profile files; set to profile every session this engine creates. */
   profileFilePrefix?: string;
+  /** Compute precision of the sessions (quantize): float32 (default), float16 or bfloat16. */
+  precision?: 'float32' | HalfType;
+}
+
+/** What the engine builds for one input shape: a session key, the declared input type, the model. */
+export interface ModelSpec {
+  key: string;
+  inputType: 'float32' | 'float16';
+  build: () => Uint8Array | string | Promise<Uint8Array | string>;
 }
 
 export interface ForwardResult {
@@ -24,6 +36,27 @@ export interface ForwardResult {
   extra: Record<string, HostTensor>;
   runMs: number;
   startEpochMs: number;
+}
+
+export interface DedicatedSession {
+  run(images: HostTensor): Promise<ForwardResult>;
+  endProfiling(): Promise<void>;
+  release(): Promise<void>;
+}
+
+/** One run: float32 in (cast to the session's declared input type), the `output` tensor as float32 out. */
+async function runSession(session: WorkerSession, inputType: 'float32' | 'float16', images: HostTensor, transfer: boolean): Promise<ForwardResult> {
+  // An fp16 model declares float16 inputs: cast at the boundary so callers always pass float32.
+  const feed: HostTensor = inputType === 'float16' && images.dtype === 'float32'
+    ? { dtype: 'float16', dims: images.dims, data: f32ToF16Array(images.data as Float32Array) }
+    : images;
+  const inputName = session.info.inputNames[0]!;
+  const { outputs, runMs, startEpochMs } = await session.run({ [inputName]: feed }, transfer || feed !== images);
+  const outName = session.info.outputNames.includes('output') ? 'output' : session.info.outputNames[0]!;
+  let output = outputs[outName]!;
+  if (output.dtype === 'float16') output = { dtype: 'float32', dims: output.dims, data: f16ToF32Array(output.data as Uint16Array) };
+  const extra = Object.fromEntries(Object.entries(outputs).filter(([k]) => k !== outName));
+  return { output, extra, runMs, startEpochMs };
 }
 
 /** Every live engine, so sessions are released at process exit even if close() was forgotten. */
@@ -35,6 +68,11 @@ export abstract class SessionEngine {
   private readonly sessions = new Map<string, Promise<WorkerSession>>();
   protected options: EngineOptions;
   private profileCount = 0;
+  private probeCount = 0;
+  /** Half-kernel availability per `device|dtype|op`, asked of the runtime once. */
+  private readonly kernels = new Map<string, Promise<boolean>>();
+  /** What the precision pass did to the most recently built graph (null at float32). */
+  lastPrecision: PrecisionSummary | null = null;
 
   constructor(options: EngineOptions) {
     this.options = options;
@@ -53,14 +91,64 @@ export abstract class SessionEngine {
    * The session key for input `dims`, the input dtype it declares, and a builder for the model
    * bytes (called only when no session exists yet for that key).
    */
-  protected abstract modelFor(dims: number[]): { key: string; inputType: 'float32' | 'float16'; build: () => Uint8Array | string };
+  protected abstract modelFor(dims: number[]): ModelSpec;
+
+  /** A new engine over the same model and settings, with `options` overridden (sessions not shared). */
+  abstract fork(options: Partial<EngineOptions>): SessionEngine;
+
+  get precision(): 'float32' | HalfType {
+    return this.options.precision ?? 'float32';
+  }
+
+  /** Switches the compute precision; existing sessions are released and rebuilt on next use. */
+  async setPrecision(precision: 'float32' | HalfType): Promise<void> {
+    await this.releaseSessions();
+    this.options = { ...this.options, precision };
+    this.lastPrecision = null;
+  }
+
+  /**
+   * Applies the engine's precision to a float32 graph, keeping float32 IO. Ops are asked of the
+   * runtime one by one (a one-node session per op type): those without a half kernel on this device
+   * stay float32 islands.
+   */
+  protected async convertGraph(graph: Graph, opset: number): Promise<Graph> {
+    const dtype = this.precision;
+    if (dtype === 'float32') return graph;
+    const supported = new Set<string>();
+    await Promise.all(floatOpsOf(graph).map(async (node) => {
+      const key = `${this.options.device.id}|${dtype}|${node.op}`;
+      let ok = this.kernels.get(key);
+      if (!ok) {
+        ok = this.canCreate(serializeModel(kernelProbeGraph(graph, node, dtype), { opset }));
+        this.kernels.set(key, ok);
+      }
+      if (await ok) supported.add(node.op);
+    }));
+    this.lastPrecision = convertPrecision(graph, { dtype, keepIO: true, hasKernel: (op) => supported.has(op) });
+    return graph;
+  }
+
+  /** Whether the runtime can create a session for `model` on this device (a kernel probe). */
+  async canCreate(model: Uint8Array): Promise<boolean> {
+    this.host ??= new WorkerHost();
+    const key = `probe|${this.probeCount++}`;
+    try {
+      const { profileFilePrefix: _, ...config } = this.config();
+      const s = await WorkerSession.create(this.host, key, model, { ...config, intraOpNumThreads: 1, logSeverityLevel: 3 });
+      await s.release();
+      return true;
+    } catch {
+      return false;
+    }
+  }
 
   /** Sessions created so far, keyed `device|dtype|shape`. */
   sessionKeys(): string[] {
     return [...this.sessions.keys()];
   }
 
-  private config(): SessionConfig {
+  protected config(): SessionConfig {
     const profile = this.options.profileFilePrefix;
     return {
       executionProviders: executionProviders(this.options.device),
@@ -75,8 +163,9 @@ export abstract class SessionEngine {
     const cacheKey = `${this.options.device.id}|${key}`;
     let s = this.sessions.get(cacheKey);
     if (!s) {
-      this.host ??= new WorkerHost();
-      s = WorkerSession.create(this.host, cacheKey, build(), this.config()).catch((err: unknown) => {
+      const host = this.host ??= new WorkerHost();
+      const config = this.config();
+      s = Promise.resolve().then(build).then((model) => WorkerSession.create(host, cacheKey, model, config)).catch((err: unknown) => {
         this.sessions.delete(cacheKey);
         if (this.options.device.kind !== 'cpu') throw deviceUnavailable(this.options.device, err);
         throw err;
@@ -86,19 +175,35 @@ export abstract class SessionEngine {
     return { session: await s, inputType };
   }
 
-  async forward(images: HostTensor): Promise<ForwardResult> {
+  /**
+   * Runs the network on `images` (float32 `[B,3,H,W]`). With `transfer`, the input buffer moves to
+   * the worker instead of being copied (the caller must not use it afterwards).
+   */
+  async forward(images: HostTensor, options: { transfer?: boolean } = {}): Promise<ForwardResult> {
     const { session, inputType } = await this.session(images.dims);
-    // An fp16 model declares float16 inputs: cast at the boundary so callers always pass float32.
-    const feed: HostTensor = inputType === 'float16' && images.dtype === 'float32'
-      ? { dtype: 'float16', dims: images.dims, data: f32ToF16Array(images.data as Float32Array) }
-      : images;
-    const inputName = session.info.inputNames[0]!;
-    const { outputs, runMs, startEpochMs } = await session.run({ [inputName]: feed });
-    const outName = session.info.outputNames.includes('output') ? 'output' : session.info.outputNames[0]!;
-    let output = outputs[outName]!;
-    if (output.dtype === 'float16') output = { dtype: 'float32', dims: output.dims, data: f16ToF32Array(output.data as Uint16Array) };
-    const extra = Object.fromEntries(Object.entries(outputs).filter(([k]) => k !== outName));
-    return { output, extra, runMs, startEpochMs };
+    return runSession(session, inputType, images, options.transfer === true);
+  }
+
+  /**
+   * A session outside the per-shape cache, built for `dims` with extra settings (graph capture uses
+   * it); the caller releases it. It runs exactly like `forward`.
+   */
+  async dedicatedSession(dims: number[], extra: Partial<SessionConfig>): Promise<DedicatedSession> {
+    const { build, key, inputType } = this.modelFor(dims);
+    const host = this.host ??= new WorkerHost();
+    const sessionKey = `dedicated|${this.probeCount++}|${this.options.device.id}|${key}`;
+    let session: WorkerSession;
+    try {
+      session = await WorkerSession.create(host, sessionKey, await build(), { ...this.config(), ...extra });
+    } catch (err) {
+      if (this.options.device.kind !== 'cpu') throw deviceUnavailable(this.options.device, err);
+      throw err;
+    }
+    return {
+      run: (images) => runSession(session, inputType, images, false),
+      endProfiling: () => session.endProfiling(),
+      release: () => session.release(),
+    };
   }
 
   /** Moves to another device: sessions are recreated there on next use, old ones released. */
@@ -126,6 +231,11 @@ export abstract class SessionEngine {
   /** Flushes ORT profile files of all sessions (ORT writes them on endProfiling). */
   async endProfiling(): Promise<void> {
     for (const s of this.sessions.values()) await (await s).endProfiling();
+  }
+
+  /** Whether a `[batch, ...]` input can run at all (a static exported file fixes its batch). */
+  acceptsBatch(_batch: number): boolean {
+    return true;
   }
 
   async releaseSessions(): Promise<void> {

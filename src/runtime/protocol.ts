@@ -17,6 +17,10 @@ export interface SessionConfig {
   allowSpinning?: boolean;
   /** When set, ORT profiling is on and its file goes under this prefix. */
   profileFilePrefix?: string;
+  /** ORT log level for this session (kernel probes are quiet: 3 = errors only). */
+  logSeverityLevel?: 0 | 1 | 2 | 3 | 4;
+  /** Session config entries (`ep.webgpuexecutionprovider.enableGraphCapture` -> `1`). */
+  configEntries?: Record<string, string>;
 }
 
 export type Request =

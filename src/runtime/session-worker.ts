@@ -30,6 +30,19 @@ function fromOrt(t: ort.Tensor): WireTensor {
   return { dtype: t.type as DType, dims: [...t.dims], buffer: data.buffer as ArrayBuffer, byteOffset: data.byteOffset, length: data.length };
 }
 
+type ConfigTree = { [key: string]: string | ConfigTree };
+
+/** Nests dotted session-config keys the way the binding's `extra` option expects them. */
+function withConfigEntries(tree: ConfigTree, entries: Record<string, string> | undefined): ConfigTree {
+  for (const [key, value] of Object.entries(entries ?? {})) {
+    const parts = key.split('.');
+    let node = tree;
+    for (const p of parts.slice(0, -1)) node = (node[p] ??= {}) as ConfigTree;
+    node[parts[parts.length - 1]!] = value;
+  }
+  return tree;
+}
+
 async function handle(msg: Request): Promise<{ res: Response; transfer: ArrayBuffer[] }> {
   switch (msg.kind) {
     case 'create': {
@@ -41,8 +54,9 @@ async function handle(msg: Request): Promise<{ res: Response; transfer: ArrayBuf
         graphOptimizationLevel: config.graphOptimizationLevel,
         // Spinning intra-op threads would steal the cores the main thread needs for decoding and
         // NMS between runs (and another session's cores), so idle threads sleep.
-        extra: { session: { intra_op: { allow_spinning: config.allowSpinning ? '1' : '0' } } },
+        extra: withConfigEntries({ session: { intra_op: { allow_spinning: config.allowSpinning ? '1' : '0' } } }, config.configEntries),
         ...(config.profileFilePrefix ? { enableProfiling: true, profileFilePrefix: config.profileFilePrefix } : {}),
+        ...(config.logSeverityLevel === undefined ? {} : { logSeverityLevel: config.logSeverityLevel }),
       };
       const startEpochMs = performance.timeOrigin + performance.now();
       const session = typeof msg.model === 'string'

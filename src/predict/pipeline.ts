@@ -1,0 +1,119 @@
+/**
+ * The chunked forward pipeline shared by plain predict, tiles and TTA views. Images go through in
+ * chunks: a chunk is decoded (in parallel, on libuv's pool) and preprocessed on the main thread
+ * while the worker runs the previous chunk's forward, and its own forward is dispatched before the
+ * caller postprocesses the previous results, so the worker never waits on NMS or drawing. A stacked
+ * chunk is letterboxed straight into one `[B,3,H,W]` buffer that moves (not copies) to the worker.
+ * At most three chunks are alive: one being postprocessed, one in the worker, one being prepared.
+ */
+import { performance } from 'node:perf_hooks';
+import type { RgbImage } from '../data/image.ts';
+import type { HostTensor } from '../graph/tensor.ts';
+import type { ModelFamily, PreprocessPlan } from '../models/registry.ts';
+import type { ForwardResult } from '../runtime/engine.ts';
+import { recordSpan, span } from '../runtime/spans.ts';
+import { chunked, stackable } from './batching.ts';
+import { planFor, planLength } from './preprocess.ts';
+
+export interface Job<T> {
+  meta: T;
+  label: string;
+  load(): Promise<RgbImage> | RgbImage;
+}
+
+export interface ImageOutput<T> {
+  meta: T;
+  image: RgbImage;
+  plan: PreprocessPlan;
+  /** Raw head output holding this image's `[4+nc, anchors]` at `offset`. */
+  output: Float32Array;
+  offset: number;
+  anchors: number;
+  preprocessMs: number;
+  inferenceMs: number;
+}
+
+export interface PipelineContext {
+  family: ModelFamily;
+  forward(x: HostTensor, options?: { transfer?: boolean }): Promise<ForwardResult>;
+  /** Whether the runtime can take a batch of this size at all. */
+  acceptsBatch(batch: number): boolean;
+}
+
+interface PreparedChunk<T> {
+  items: Array<{ meta: T; image: RgbImage; plan: PreprocessPlan }>;
+  /** One stacked tensor, or one tensor per image. */
+  tensors: HostTensor[];
+  preprocessMs: number;
+}
+
+async function prepareChunk<T>(ctx: PipelineContext, jobs: Job<T>[], size: [number, number], stack: boolean): Promise<PreparedChunk<T>> {
+  const t0 = performance.now();
+  const images = await Promise.all(jobs.map((j) => span('decode', 'preprocess', () => j.load(), { source: j.label })));
+  const items = images.map((image, k) => ({ meta: jobs[k]!.meta, image, plan: planFor(ctx.family, image, size) }));
+  const plans = items.map((i) => i.plan);
+  let tensors: HostTensor[];
+  if (stack && items.length > 1 && stackable(plans) && ctx.acceptsBatch(items.length)) {
+    const per = planLength(plans[0]!);
+    const data = new Float32Array(per * items.length);
+    plans.forEach((p, k) => span('letterbox', 'preprocess', () => p.write(data, k * per)));
+    tensors = [{ dtype: 'float32', dims: [items.length, ...plans[0]!.dims.slice(1)], data }];
+  } else {
+    // Shapes or dtypes differ (or stacking is off): one forward per image, so correctness never
+    // depends on images happening to share a size.
+    tensors = plans.map((p) => {
+      const data = new Float32Array(planLength(p));
+      span('letterbox', 'preprocess', () => p.write(data, 0));
+      return { dtype: 'float32', dims: [...p.dims], data };
+    });
+  }
+  return { items, tensors, preprocessMs: performance.now() - t0 };
+}
+
+async function forwardChunk<T>(ctx: PipelineContext, chunk: PreparedChunk<T>): Promise<Array<ImageOutput<T>>> {
+  const n = chunk.items.length;
+  const outs: Array<ImageOutput<T>> = [];
+  let k = 0;
+  for (const t of chunk.tensors) {
+    const t0 = performance.now();
+    const { output, runMs, startEpochMs } = await span('forward', 'forward', () => ctx.forward(t, { transfer: true }), { batch: t.dims[0] });
+    recordSpan('session.run (worker)', 'forward', startEpochMs, runMs);
+    const b = t.dims[0]!;
+    const ms = (performance.now() - t0) / b;
+    const per = output.dims[1]! * output.dims[2]!;
+    for (let j = 0; j < b; j++, k++) {
+      const item = chunk.items[k]!;
+      outs.push({
+        ...item, output: output.data as Float32Array, offset: j * per, anchors: output.dims[2]!,
+        preprocessMs: chunk.preprocessMs / n, inferenceMs: ms,
+      });
+    }
+  }
+  return outs;
+}
+
+/** Keeps a rejection of a promise we will await later from being reported as unhandled meanwhile. */
+function later<P>(p: Promise<P>): Promise<P> {
+  p.catch(() => undefined);
+  return p;
+}
+
+/**
+ * Runs `jobs` in chunks of `chunkSize` (stacked into one forward when `stack` allows it), yielding
+ * each chunk's per-image outputs in order.
+ */
+export async function* runChunks<T>(ctx: PipelineContext, jobs: Job<T>[], chunkSize: number, stack: boolean, size: [number, number]): AsyncGenerator<Array<ImageOutput<T>>> {
+  const groups = chunked(jobs, Math.max(1, chunkSize));
+  if (groups.length === 0) return;
+  const prepare = (k: number): Promise<PreparedChunk<T>> | null => (k < groups.length ? later(prepareChunk(ctx, groups[k]!, size, stack)) : null);
+  let inFlight = later(forwardChunk(ctx, await prepare(0)!));
+  let next = prepare(1);
+  for (let k = 0; k < groups.length; k++) {
+    const outputs = await inFlight;
+    if (next) {
+      inFlight = later(forwardChunk(ctx, await next));
+      next = prepare(k + 2);
+    }
+    yield outputs;
+  }
+}
