@@ -5,6 +5,7 @@ import { VERSION } from '../version.ts';
 import { dataCommand } from './commands/data.ts';
 import { exportCommand } from './commands/export.ts';
 import { predictCommand } from './commands/predict.ts';
+import { profileCommand } from './commands/profile.ts';
 import { rewriteKeyValueArgs } from './keyvalue.ts';
 import { reportError } from './report.ts';
 
@@ -13,7 +14,7 @@ export function buildProgram(): Command {
     .description('YOLO object detection for Node.js on ONNX Runtime')
     .version(VERSION, '--version')
     .showSuggestionAfterError(true);
-  for (const cmd of [predictCommand(), exportCommand(), dataCommand()]) program.addCommand(cmd);
+  for (const cmd of [predictCommand(), exportCommand(), dataCommand(), profileCommand()]) program.addCommand(cmd);
   return program;
 }
 
@@ -75,7 +76,8 @@ export async function main(argv: string[]): Promise<number> {
   const args = argv[0] === 'detect' ? argv.slice(1) : [...argv];
   const { command, depth } = leafCommand(program, args);
   const origins = new Map<string, string>();
-  const rewritten = depth > 0 ? [...args.slice(0, depth), ...rewriteKeyValueArgs(args.slice(depth), command, origins)] : args;
+  // The profile group takes POSIX flags only (its positionals may contain '=').
+  const rewritten = depth > 0 && args[0] !== 'profile' ? [...args.slice(0, depth), ...rewriteKeyValueArgs(args.slice(depth), command, origins)] : args;
   const json = rewritten.includes('--json');
   try {
     await program.parseAsync(rewritten, { from: 'user' });

@@ -218,12 +218,16 @@ export function analyzeTrace(data: unknown, options: AnalyzeOptions = {}): Profi
 
   const wallMs = win.start !== null ? (win.end! - win.start) / 1000 : 0;
   const stepMs = real.step_ms || wallMs / n;
+  // Kernel time is compared with the step it was measured in: the traced window's own when the
+  // trace was taken apart from the timed steps.
+  const separate = summary.trace_window?.separate === true && wallMs > 0;
+  const deviceStepMs = separate ? wallMs / n : stepMs;
   const gpuBusyMs = gpuBusyUs / 1000 / n;
-  const utilRaw = stepMs ? gpuBusyMs / stepMs : 0;
+  const utilRaw = deviceStepMs ? gpuBusyMs / deviceStepMs : 0;
   const util = Math.min(utilRaw, 1);
   const mallocsPerStep = Math.floor(mallocs / n);
   const memoryPressure = mallocsPerStep >= 5 || utilRaw > 1.05;
-  const hostMs = Math.max(stepMs - gpuBusyMs - (real.dataload_ms || 0), 0);
+  const hostMs = Math.max(deviceStepMs - gpuBusyMs - (real.dataload_ms || 0), 0);
   const launches = Math.floor(kernelCount / n);
   const peakVram = summary.analysis?.peak_vram_mb ?? (arenaPeak ? pyRound(arenaPeak / 1e6, 1) : null);
   const rss = traceEventsOf(data).filter((e) => e?.ph === 'C' && e.name === 'memory').map((e) => Number(arg(e, 'rss_mb')) || 0);
@@ -269,6 +273,7 @@ export function analyzeTrace(data: unknown, options: AnalyzeOptions = {}): Profi
     peak_vram_mb: peakVram,
     ...(peakRss !== null ? { peak_rss_mb: peakRss } : {}),
     window: { wall_ms: pyRound(wallMs, 1), real_steps: n },
+    ...(separate ? { trace_window: { ...summary.trace_window!, step_ms: pyRound(deviceStepMs, 2) } } : {}),
     ...(summary.latency ? { latency: summary.latency } : {}),
     ...(summary.stages_ms ? { stages_ms: summary.stages_ms } : {}),
     metrics: {},
@@ -281,7 +286,7 @@ export function analyzeTrace(data: unknown, options: AnalyzeOptions = {}): Profi
     kernels,
     ops: opRowsAll,
   };
-  const notes = [...((summary.notes as string[] | undefined) ?? []), ...notesFor(providers, nodeKernels)];
+  const notes = [...(summary.notes ?? []), ...notesFor(providers, nodeKernels)];
   if (notes.length) a.notes = notes;
   a.metrics = metricsOf(a, Math.floor(opList.length / n));
   return a;

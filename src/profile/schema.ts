@@ -9,6 +9,10 @@ export const SCHEMA = 'libreyolo.profile.analysis/v1';
 /** Phases in display order; a host span whose category is one of these marks that phase. */
 export const PHASE_ORDER = ['dataload', 'to_device', 'preprocess', 'forward', 'backward', 'postprocess', 'optimizer'] as const;
 
+export const PROFILE_FILE = 'profile.json';
+export const TRACE_FILE = 'profile_trace.json';
+export const SUMMARY_FILE = 'profile_summary.json';
+
 export const STEP_MARKER = 'ProfilerStep';
 export const PHASE_PREFIX = 'step/';
 
@@ -110,6 +114,8 @@ export interface ProfileAnalysis {
   /** Ours: peak resident set of the process (MB), from the trace's memory counters. */
   peak_rss_mb?: number | null;
   window: { wall_ms: number; real_steps: number };
+  /** Ours: the traced steps when they are separate from the timed ones (see TraceWindow). */
+  trace_window?: TraceWindow;
   latency?: Latency;
   stages_ms?: Stages;
   metrics: Metrics;
@@ -129,6 +135,24 @@ export interface ProfileAnalysis {
   aggregation?: Record<string, unknown>;
 }
 
+/**
+ * ORT's profiler costs several µs per node, so an inference profile times its steps with the
+ * profiler off and records the trace in a separate window of steps afterwards. Device metrics
+ * (utilisation, host overhead) then come from that window's own step time, and the profiler's cost
+ * is reported as the traced steps' forward time against the timed ones'.
+ */
+export interface TraceWindow {
+  separate: true;
+  /** Traced steps. */
+  steps: number;
+  /** Mean forward time of the traced steps (ms), with the profiler on. */
+  forward_ms: number;
+  /** How much slower the traced steps' forward was than the timed ones' (%). */
+  profiler_overhead_pct: number | null;
+  /** Mean step of the analysed traced steps (ms); filled in by the analysis. */
+  step_ms?: number;
+}
+
 /** `profile_summary.json`: what the measuring loop knows that the trace does not. */
 export interface ProfileSummary {
   meta?: Record<string, unknown>;
@@ -141,5 +165,7 @@ export interface ProfileSummary {
   analysis?: { peak_vram_mb?: number | null; [k: string]: unknown };
   /** Ours: peak process RSS (MB) for profiles taken without a trace. */
   peak_rss_mb?: number | null;
+  trace_window?: TraceWindow;
+  notes?: string[];
   [key: string]: unknown;
 }

@@ -56,3 +56,20 @@ export const CLI_SUMMARY: ProfileSummary = {
   composition_ms: { forward: 0.05, backward: 0.06 },
   bound: 'host / launch', bound_why: 'test',
 };
+
+/** Runs `libreyolo ...args` in this process, capturing what it prints. */
+export async function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  const { main } = await import('../../src/cli/main.ts');
+  const out: string[] = [];
+  const err: string[] = [];
+  const write = { out: process.stdout.write.bind(process.stdout), err: process.stderr.write.bind(process.stderr) };
+  process.stdout.write = ((s: string | Uint8Array) => { out.push(String(s)); return true; }) as typeof process.stdout.write;
+  process.stderr.write = ((s: string | Uint8Array) => { err.push(String(s)); return true; }) as typeof process.stderr.write;
+  try {
+    const code = await main(args);
+    return { code, stdout: out.join(''), stderr: err.join('') };
+  } finally {
+    process.stdout.write = write.out;
+    process.stderr.write = write.err;
+  }
+}

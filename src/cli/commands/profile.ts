@@ -1,0 +1,144 @@
+/**
+ * `libreyolo profile <subcommand>`: POSIX flags and positionals (no key=value). `infer` measures and
+ * writes a profile; the readers print one view of a profile to stdout (errors to stderr), each with
+ * `--json`. Exit codes are the group's own: 2 missing file or unresolvable argument, 1 unparseable
+ * trace.
+ */
+import { Command, Option } from 'commander';
+import { ProfileError } from '../../profile/errors.ts';
+import { runInferProfile } from '../../profile/infer-run.ts';
+import { loadProfile } from '../../profile/load.ts';
+import { pyF, pyJson } from '../../profile/pyfmt.ts';
+import {
+  compareReader, getReader, kernelsReader, opsReader, phasesReader, summaryReader, whatIfReader, type ReaderOutput,
+} from '../../profile/readers/index.ts';
+import { CliExit } from '../report.ts';
+import { parseImgsz, parseInteger, parseNumber } from '../values.ts';
+
+/** Runs an action; a profile error prints its message as-is on stderr and exits with its code. */
+function guarded<A extends unknown[]>(fn: (...args: A) => Promise<void> | void): (...args: A) => Promise<void> {
+  return async (...args) => {
+    try {
+      await fn(...args);
+    } catch (err) {
+      if (!(err instanceof ProfileError)) throw err;
+      process.stderr.write(`${err.message}\n`);
+      throw new CliExit(err.exitCode);
+    }
+  };
+}
+
+function print(out: ReaderOutput, json: boolean): void {
+  process.stdout.write(`${json ? pyJson(out.json, out.compact ? undefined : 2) : out.text}\n`);
+}
+
+const jsonOption = (): Option => new Option('--json', 'JSON on stdout').default(false);
+
+interface InferFlags {
+  weights: string; size: string; batch: number; imgsz: number | [number, number]; half: boolean; ampDtype: string;
+  warmup: number; runs: number; repeat: number; conf: number; iou: number; maxDet: number; device: string;
+  trace: boolean; project: string; threads?: number; json: boolean;
+}
+
+function inferCommand(): Command {
+  return new Command('infer')
+    .description('Profile the inference path and write a profile (latency p50/p90/p99, img/s, stage split, kernels).')
+    .argument('[source]', 'image or folder (default: the bundled sample image)')
+    .option('--weights <weights>', 'model weights: file or name', 'LibreYOLO9t.pt')
+    .option('--size <size>', 'model size variant', 't')
+    .option('--batch <n>', 'images per forward', parseInteger('batch'), 1)
+    .option('--imgsz <size>', 'input size', parseImgsz, 640)
+    .option('--half', 'fp16 autocast for the forward pass (CUDA only; warns and runs fp32 elsewhere)', false)
+    .option('--no-half', 'no fp16 autocast')
+    .option('--amp-dtype <dtype>', 'autocast dtype: float16 or bfloat16', 'float16')
+    .option('--warmup <n>', 'warmup iterations before measuring', parseInteger('warmup'), 20)
+    .option('--runs <n>', 'measured iterations', parseInteger('runs'), 100)
+    .option('--repeat <n>', 'repeat N times for a mean and standard deviation', parseInteger('repeat'), 1)
+    .option('--conf <x>', 'confidence threshold (changes the NMS workload)', parseNumber('conf'), 0.25)
+    .option('--iou <x>', 'NMS IoU threshold', parseNumber('iou'), 0.45)
+    .option('--max-det <n>', 'max detections per image (changes the NMS workload)', parseInteger('max_det'), 300)
+    .option('--device <device>', 'device: 0 / cuda:0 (CUDA), cpu, webgpu', '0')
+    .option('--trace', 'record a Chrome trace for kernel and op detail', true)
+    .option('--no-trace', 'skip the trace')
+    .option('--project <dir>', 'output root', 'runs/profile')
+    .option('--threads <n>', 'ONNX Runtime intra-op threads (default: all cores)', parseInteger('threads'))
+    .addOption(jsonOption())
+    .action(guarded(async (source: string | undefined, f: InferFlags) => {
+      const { profilePath, profile: a } = await runInferProfile({
+        ...(source !== undefined ? { source } : {}), weights: f.weights, size: f.size, batch: f.batch, imgsz: f.imgsz, half: f.half,
+        ampDtype: f.ampDtype, warmup: f.warmup, runs: f.runs, repeat: f.repeat, conf: f.conf, iou: f.iou, maxDet: f.maxDet,
+        device: f.device, trace: f.trace, project: f.project, ...(f.threads ? { threads: f.threads } : {}),
+        warn: (m) => process.stderr.write(`warning: ${m}\n`),
+      });
+      const lat = a.latency;
+      if (f.json) {
+        process.stdout.write(`${pyJson({
+          profile: profilePath, mode: 'inference', img_per_s: a.img_per_s, img_per_s_std: a.img_per_s_std ?? null, img_per_s_n: a.img_per_s_n ?? 1,
+          latency_p50_ms: lat?.p50_ms ?? null, latency_p90_ms: lat?.p90_ms ?? null, latency_p99_ms: lat?.p99_ms ?? null,
+          bound: a.bound, stages_ms: a.stages_ms ?? null,
+        }, 2)}\n`);
+        return;
+      }
+      const spread = (a.img_per_s_n ?? 1) > 1 ? ` +/- ${pyF(a.img_per_s_std)} (n=${a.img_per_s_n})` : '';
+      const st = a.stages_ms;
+      process.stdout.write([
+        `latency  p50 ${pyF(lat?.p50_ms)} ms | p90 ${pyF(lat?.p90_ms)} ms | p99 ${pyF(lat?.p99_ms)} ms  |  ${pyF(a.img_per_s)}${spread} img/s`,
+        `stages   preprocess ${pyF(st?.preprocess)} ms | forward ${pyF(st?.forward)} ms | postprocess/NMS ${pyF(st?.postprocess)} ms`,
+        `>> ${a.bound.toUpperCase()}: ${a.bound_why}`,
+        `profile: ${profilePath}`,
+        `next:    libreyolo profile summary ${profilePath}`,
+      ].join('\n') + '\n');
+    }));
+}
+
+function readerCommand(name: string, description: string): Command {
+  return new Command(name).description(description).argument('<trace>', 'profile.json, an aggregate, or a profile_trace.json');
+}
+
+export function profileCommand(): Command {
+  const group = new Command('profile')
+    .description('Measure where the time goes in inference (and training), write a self-contained profile, and read it from several angles.')
+    .argument('[command]')
+    .action(guarded((cmd: string | undefined) => {
+      if (cmd !== undefined) throw new ProfileError(`unknown command '${cmd}'. run 'libreyolo profile' to list the commands.`, 2);
+      process.stdout.write(group.helpInformation());
+    }));
+  group.addCommand(inferCommand());
+  group.addCommand(readerCommand('summary', 'The high-level read: step, throughput, utilisation, verdict, kernel mix, top kernels.')
+    .addOption(jsonOption())
+    .action(guarded((trace: string, f: { json: boolean }) => print(summaryReader(loadProfile(trace)), f.json))));
+  group.addCommand(readerCommand('get', 'Print one metric and nothing else; omit the field to list the metrics.')
+    .argument('[field]', 'metric name')
+    .addOption(jsonOption())
+    .action(guarded((trace: string, field: string | undefined, f: { json: boolean }) => print(getReader(loadProfile(trace), trace, field), f.json))));
+  group.addCommand(readerCommand('phases', 'Device ms, wall ms, kernels and ops per step, by phase.')
+    .addOption(jsonOption())
+    .action(guarded((trace: string, f: { json: boolean }) => print(phasesReader(loadProfile(trace)), f.json))));
+  group.addCommand(readerCommand('kernels', 'Individual kernels: share of device time, ms and invocations per step, category.')
+    .option('--top <n>', 'show the first N', parseInteger('top'), 20)
+    .option('--category <substring>', 'filter by category: gemm, layout, norm, elementwise, pool')
+    .option('--grep <regex>', 'filter by kernel name (case-insensitive regular expression)')
+    .option('--tensorcore', 'only Tensor Core kernels', false)
+    .option('--sort <key>', 'time, count or name', 'time')
+    .option('--phase <phase>', 'only one phase: preprocess, forward, postprocess, dataload, backward, ...')
+    .addOption(jsonOption())
+    .action(guarded((trace: string, f: { top: number; category?: string; grep?: string; tensorcore: boolean; sort: string; phase?: string; json: boolean }) =>
+      print(kernelsReader(loadProfile(trace), f), f.json))));
+  group.addCommand(readerCommand('ops', 'The host view: ORT session ops and the package\'s own spans, by CPU time.')
+    .option('--top <n>', 'show the first N', parseInteger('top'), 20)
+    .option('--phase <phase>', 'only one phase')
+    .addOption(jsonOption())
+    .action(guarded((trace: string, f: { top: number; phase?: string; json: boolean }) => print(opsReader(loadProfile(trace), f), f.json))));
+  group.addCommand(new Command('compare')
+    .description('Before -> after: img/s (with a significance call when both were repeated), ms/image, utilisation, host overhead, launches, verdict.')
+    .argument('<before>', 'reference profile').argument('<after>', 'new profile')
+    .addOption(jsonOption())
+    .action(guarded((before: string, after: string, f: { json: boolean }) => print(compareReader(loadProfile(before), loadProfile(after), before, after), f.json))));
+  group.addCommand(readerCommand('what-if', 'Estimate what removing a kernel category or N launches per step would gain.')
+    .option('--remove-category <substring>', 'project removing a kernel category: gemm, layout, norm, elementwise, pool')
+    .option('--remove-launches <n>', 'project removing N kernel launches per step (e.g. an op fusion)', parseInteger('remove_launches'))
+    .addOption(jsonOption())
+    .action(guarded((trace: string, f: { removeCategory?: string; removeLaunches?: number; json: boolean }) =>
+      print(whatIfReader(loadProfile(trace), f), f.json))));
+  return group;
+}

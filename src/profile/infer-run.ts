@@ -1,0 +1,116 @@
+/**
+ * `profile infer` end to end: resolve the images, check the device, then per trial load the model,
+ * profile it into its own folder, and with `--repeat` write the aggregate. Output folders increment
+ * (`infer`, `infer2`, ...) and are never overwritten.
+ */
+import { join } from 'node:path';
+import { SAMPLE_IMAGE } from '../assets.ts';
+import { LibreYOLOError } from '../errors.ts';
+import { LibreYOLO } from '../load.ts';
+import { incrementDir } from '../predict/save.ts';
+import { writeFileAtomic } from '../util/fs.ts';
+import { aggregateInferTrials, INFER_REPEAT_FILE } from './aggregate.ts';
+import { deviceOrError, ensureDeviceAvailable } from './device.ts';
+import { ProfileError } from './errors.ts';
+import { profileInference } from './inference.ts';
+import { pyJson } from './pyfmt.ts';
+import { PROFILE_FILE, type ProfileAnalysis } from './schema.ts';
+import { resolveInferSource } from './sources.ts';
+
+export interface InferRunOptions {
+  source?: string;
+  weights: string;
+  size: string;
+  batch: number;
+  imgsz: number | [number, number];
+  half: boolean;
+  ampDtype: string;
+  warmup: number;
+  runs: number;
+  repeat: number;
+  conf: number;
+  iou: number;
+  maxDet: number;
+  device: string;
+  trace: boolean;
+  project: string;
+  /** ORT intra-op threads (default: all cores). */
+  threads?: number;
+  /** Where warnings go (stderr in the CLI). */
+  warn?: (message: string) => void;
+}
+
+export interface InferRunResult {
+  /** profile.json of a single run, or the aggregate of a repeated one. */
+  profilePath: string;
+  profile: ProfileAnalysis;
+  dir: string;
+}
+
+const AMP_DTYPES: Record<string, 'float16' | 'bfloat16'> = { fp16: 'float16', float16: 'float16', bf16: 'bfloat16', bfloat16: 'bfloat16' };
+
+export function normalizeAmpDtype(value: string): 'float16' | 'bfloat16' {
+  const v = AMP_DTYPES[value.toLowerCase().replace(/\s+/g, '')];
+  if (!v) throw new ProfileError(`amp_dtype must be one of: bf16, bfloat16, float16, fp16; got ${value}`, 2);
+  return v;
+}
+
+/** Errors of an argument that does not resolve (a missing weights file, a bad value) exit 2. */
+const EXIT2 = new Set(['model_not_found', 'checkpoint_not_found', 'download_failed', 'source_not_found', 'device_not_available', 'invalid_imgsz']);
+
+function asProfileError(err: unknown): unknown {
+  if (!(err instanceof LibreYOLOError)) return err;
+  const code = EXIT2.has(err.code) || err.code.startsWith('config_') ? 2 : 1;
+  return new ProfileError(err.suggestion ? `${err.message}\n${err.suggestion}` : err.message, code);
+}
+
+export async function runInferProfile(o: InferRunOptions): Promise<InferRunResult> {
+  const images = resolveInferSource(o.source ?? SAMPLE_IMAGE);
+  if (!images.length) {
+    const hint = o.source && /^[A-Za-z_][\w-]*=/.test(o.source) ? ' (the profile commands take POSIX flags: --weights x.pt, not weights=x.pt)' : '';
+    throw new ProfileError(`no images found at: ${o.source ?? 'None'}${hint}`, 2);
+  }
+  const ampDtype = normalizeAmpDtype(o.ampDtype);
+  const device = deviceOrError(o.device);
+  await ensureDeviceAvailable(device);
+  const notes: string[] = [];
+  if (o.half) {
+    const msg = `--half: onnxruntime-node has no fp16 autocast on ${device.id}; this profile runs fp32.`;
+    o.warn?.(msg);
+    notes.push(msg);
+  }
+  const repeat = Math.max(1, o.repeat);
+  const trials: number[] = [];
+  let last: ProfileAnalysis | null = null;
+  let dir = '';
+  let lastDir = '';
+  for (let i = 0; i < repeat; i++) {
+    let model;
+    try {
+      model = await LibreYOLO(o.weights, { device: device.id, size: o.size, ...(o.threads ? { threads: o.threads } : {}) });
+    } catch (err) {
+      throw asProfileError(err);
+    }
+    try {
+      // Claimed once the first model loads, so a bad --weights leaves no empty folder behind.
+      dir ||= await incrementDir(o.project, 'infer');
+      lastDir = repeat > 1 ? join(dir, `infer_${i}`) : dir;
+      last = await profileInference(model, images, {
+        warmup: o.warmup, runs: o.runs, batch: o.batch, imgsz: o.imgsz, conf: o.conf, iou: o.iou, maxDet: o.maxDet,
+        trace: o.trace, saveDir: lastDir, meta: { model: o.weights, amp_dtype: ampDtype }, notes,
+      });
+    } catch (err) {
+      throw asProfileError(err);
+    } finally {
+      await model.close();
+    }
+    if (last.img_per_s !== null) trials.push(last.img_per_s);
+  }
+  if (trials.length > 1) {
+    const profilePath = join(dir, INFER_REPEAT_FILE);
+    const profile = aggregateInferTrials(last!, trials);
+    await writeFileAtomic(profilePath, pyJson(profile));
+    return { profilePath, profile, dir };
+  }
+  return { profilePath: join(lastDir, PROFILE_FILE), profile: last!, dir };
+}

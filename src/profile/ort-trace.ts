@@ -1,0 +1,90 @@
+/**
+ * ONNX Runtime's own profile files: finding the one a session wrote, and putting its events on the
+ * host's clock. ORT names the file `<prefix>_<YYYY-MM-DD_HH-MM-SS_mmm>.json` (its endProfiling()
+ * returns nothing in JS) and stamps events in µs since its profiler started, which happens some
+ * milliseconds after the host's timestamp taken before InferenceSession.create. Each `model_run`
+ * is matched to the host's measured worker run interval to remove that offset.
+ */
+import { readdir, readFile } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+import type { TraceEvent } from './schema.ts';
+
+export interface OrtSessionFile {
+  key: string;
+  /** Host epoch ms taken just before the session was created. */
+  startEpochMs: number;
+  events: TraceEvent[];
+}
+
+const escapeRe = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/** The file ORT wrote for `prefix`, or null if it wrote none. */
+export async function findOrtFile(prefix: string): Promise<string | null> {
+  const re = new RegExp(`^${escapeRe(basename(prefix))}_\\d{4}-\\d{2}-\\d{2}_\\d{2}-\\d{2}-\\d{2}_\\d{3}\\.json$`);
+  const names = (await readdir(dirname(prefix)).catch(() => [] as string[])).filter((n) => re.test(n)).sort();
+  return names.length ? join(dirname(prefix), names[names.length - 1]!) : null;
+}
+
+export async function readOrtSessions(sessions: ReadonlyArray<{ key: string; profilePrefix: string; startEpochMs: number }>): Promise<OrtSessionFile[]> {
+  const out: OrtSessionFile[] = [];
+  for (const s of sessions) {
+    const file = await findOrtFile(s.profilePrefix);
+    if (!file) continue;
+    const text = await readFile(file, 'utf8');
+    // A session that never ran leaves an empty (or bracket-only) file.
+    const events = text.trim() ? (JSON.parse(text) as TraceEvent[]) : [];
+    out.push({ key: s.key, startEpochMs: s.startEpochMs, events: Array.isArray(events) ? events : [] });
+  }
+  return out;
+}
+
+const median = (xs: number[]): number => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[(s.length - 1) >> 1]!;
+};
+
+/**
+ * µs to add to a session's ORT timestamps to get host epoch µs. Every (model_run, worker run) pair
+ * within a second proposes an offset that centres the run in the host interval; the densest 1 ms
+ * cluster of proposals wins, so unrelated pairs (other sessions, other runs) are outvoted.
+ */
+export function ortClockOffset(session: OrtSessionFile, workerRuns: ReadonlyArray<{ ts: number; dur: number }>): number {
+  const base = session.startEpochMs * 1000;
+  const runs = session.events.filter((e) => e.name === 'model_run' && typeof e.ts === 'number');
+  const proposals: number[] = [];
+  for (const r of runs) {
+    const approx = base + r.ts!;
+    for (const w of workerRuns) {
+      if (Math.abs(w.ts - approx) < 1e6) proposals.push(w.ts + (w.dur - (r.dur ?? 0)) / 2 - r.ts!);
+    }
+  }
+  if (!proposals.length) return base;
+  proposals.sort((a, b) => a - b);
+  let best: [number, number] = [0, 0];
+  for (let i = 0, j = 0; j < proposals.length; j++) {
+    while (proposals[j]! - proposals[i]! > 1000) i++;
+    if (j - i > best[1] - best[0]) best = [i, j];
+  }
+  return median(proposals.slice(best[0], best[1] + 1));
+}
+
+const NODE_ARGS = ['op_name', 'provider', 'mem_in_use_peak', 'mem_arena_held', 'mem_arena_held_delta'];
+
+/**
+ * ORT's complete events on the host clock, slimmed for the merged trace: node names lose the
+ * `_kernel_time` suffix, and only the args the analysis reads are kept (shapes and per-thread
+ * scheduling stats would multiply the file size).
+ */
+export function ortEvents(session: OrtSessionFile, offsetUs: number, pid: number): TraceEvent[] {
+  const out: TraceEvent[] = [];
+  for (const e of session.events) {
+    if (e.ph !== 'X' || typeof e.ts !== 'number') continue;
+    const node = e.cat === 'Node';
+    const args = node ? Object.fromEntries(NODE_ARGS.filter((k) => e.args?.[k] !== undefined).map((k) => [k, e.args![k]])) : e.args;
+    out.push({
+      ph: 'X', cat: e.cat, name: node ? String(e.name ?? '').replace(/_kernel_time$/, '') : e.name,
+      ts: Math.round((e.ts + offsetUs) * 1000) / 1000, dur: e.dur ?? 0, pid, tid: e.tid ?? 0, ...(args && Object.keys(args).length ? { args } : {}),
+    });
+  }
+  return out;
+}

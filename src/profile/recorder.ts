@@ -1,0 +1,103 @@
+/**
+ * The recorder behind every profile: it turns ORT profiling on for the engines' sessions (each with
+ * a unique file prefix in a private temp dir), collects the package's host spans, step markers and
+ * memory samples while measuring, then merges it all into one Chrome trace and removes ORT's files.
+ * It knows nothing about inference or training: a loop calls beginMeasurement(), wraps each step in
+ * step(), marks phases with host spans (`span(name, phase, fn)`), and calls finish().
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import type { SessionEngine } from '../runtime/engine.ts';
+import { setSpanRecorder, type HostSpan, type SpanRecorder } from '../runtime/spans.ts';
+import { buildChromeTrace, type StepRecord } from './chrome-trace.ts';
+import { ortClockOffset, ortEvents, readOrtSessions } from './ort-trace.ts';
+import type { ChromeTrace } from './schema.ts';
+
+const nowUs = (): number => (performance.timeOrigin + performance.now()) * 1000;
+/** First pid of the ORT session processes in the merged trace (the host is pid 1). */
+const ORT_PID = 10;
+
+export class ProfileRecorder implements SpanRecorder {
+  private readonly spans: HostSpan[] = [];
+  private readonly steps: StepRecord[] = [];
+  private readonly rss: Array<{ ts: number; mb: number }> = [];
+  private measureFrom = Infinity;
+  private done = false;
+
+  private constructor(private readonly engines: readonly SessionEngine[], private readonly ortDir: string) {}
+
+  /** Turns ORT profiling on; the engines' sessions are recreated (profiled) on their next run. */
+  static async start(engines: readonly SessionEngine[]): Promise<ProfileRecorder> {
+    const dir = await mkdtemp(join(tmpdir(), 'libreyolo-profile-'));
+    const rec = new ProfileRecorder(engines, dir);
+    try {
+      for (const [k, e] of engines.entries()) await e.setProfiling(join(dir, `e${k}`));
+    } catch (err) {
+      await rec.abort();
+      throw err;
+    }
+    return rec;
+  }
+
+  /** Starts keeping host spans, steps and memory; everything before (warmup) stays out of the trace. */
+  beginMeasurement(): void {
+    this.measureFrom = nowUs();
+    setSpanRecorder(this);
+  }
+
+  record(span: HostSpan): void {
+    this.spans.push(span);
+  }
+
+  /** Runs one step under a `ProfilerStep#<index>` marker and samples the resident set after it. */
+  async step<T>(index: number, fn: () => Promise<T>): Promise<T> {
+    const t0 = nowUs();
+    try {
+      return await fn();
+    } finally {
+      const t1 = nowUs();
+      this.steps.push({ index, ts: t0, dur: t1 - t0 });
+      this.rss.push({ ts: t1, mb: process.memoryUsage.rss() / 1e6 });
+    }
+  }
+
+  /** Flushes ORT's profiles, merges them with the host record, and cleans up. */
+  async finish(): Promise<ChromeTrace> {
+    this.stopSpans();
+    try {
+      const profiled = [];
+      for (const e of this.engines) {
+        profiled.push(...(await e.profiledSessions()));
+        await e.endProfiling();
+      }
+      const files = await readOrtSessions(profiled);
+      const workerRuns = this.spans.filter((s) => s.name.endsWith('(worker)'));
+      const sessions = files.map((f, k) => {
+        const pid = ORT_PID + k;
+        const events = ortEvents(f, ortClockOffset(f, workerRuns), pid).filter((e) => e.ts! >= this.measureFrom);
+        return { key: f.key, pid, events };
+      });
+      return buildChromeTrace({ spans: this.spans.filter((s) => s.ts >= this.measureFrom), steps: this.steps, rss: this.rss, sessions });
+    } finally {
+      await this.abort();
+    }
+  }
+
+  /** Turns profiling off (releasing the profiled sessions) and removes ORT's files; safe to repeat. */
+  async abort(): Promise<void> {
+    this.stopSpans();
+    if (this.done) return;
+    this.done = true;
+    try {
+      for (const e of this.engines) await e.setProfiling(undefined);
+    } finally {
+      await rm(this.ortDir, { recursive: true, force: true });
+    }
+  }
+
+  private stopSpans(): void {
+    if (Number.isFinite(this.measureFrom)) setSpanRecorder(null);
+  }
+}
