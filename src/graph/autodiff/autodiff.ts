@@ -6,7 +6,7 @@
  */
 import { GraphBuilder } from '../builder.ts';
 import type { Graph, Node } from '../ir.ts';
-import { NON_DIFFERENTIABLE, ruleFor } from './rules.ts';
+import { isStopGradient, NON_DIFFERENTIABLE, ruleFor } from './rules.ts';
 import type { ShapeMap } from './shapes.ts';
 import { zerosOf } from './emit.ts';
 
@@ -23,7 +23,7 @@ export interface GradientOptions {
 function dependents(nodes: Node[], sources: Iterable<string>): Set<string> {
   const live = new Set(sources);
   for (const n of nodes) {
-    if (NON_DIFFERENTIABLE.has(n.op) || (n.op === 'Identity' && n.name.endsWith('StopGradient'))) continue;
+    if (NON_DIFFERENTIABLE.has(n.op) || isStopGradient(n)) continue;
     if (n.inputs.some((v) => live.has(v))) for (const o of n.outputs) live.add(o);
   }
   return live;

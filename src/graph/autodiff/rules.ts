@@ -90,7 +90,12 @@ registerRule('Div', (ctx) => {
 });
 
 registerRule('Neg', (ctx) => [ctx.b.op('Neg', [gOnly(ctx)])]);
-registerRule('Identity', (ctx) => (ctx.node.name.endsWith('StopGradient') ? [null] : [gOnly(ctx)]));
+/** Identity nodes named `.../StopGradient` (or a uniquified `StopGradient_<n>`) block gradients. */
+export function isStopGradient(node: Node): boolean {
+  return node.op === 'Identity' && /\/StopGradient(_\d+)?$/.test(node.name);
+}
+
+registerRule('Identity', (ctx) => (isStopGradient(ctx.node) ? [null] : [gOnly(ctx)]));
 
 /** Where a mask holds, the gradient passes; elsewhere zero. */
 function masked(b: GraphBuilder, g: string, mask: string): string {

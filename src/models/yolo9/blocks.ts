@@ -4,9 +4,11 @@
  */
 import type { GraphBuilder } from '../../graph/builder.ts';
 import { Module } from '../../graph/module.ts';
-import { avgPool, batchNorm, concat, conv2d, maxPool, silu, split } from '../../graph/nn.ts';
+import { avgPool, batchNorm, batchNormTrain, concat, conv2d, maxPool, silu, split } from '../../graph/nn.ts';
 
 export const BN_EPS = 1e-3;
+/** PyTorch convention: running = (1 - m) * running + m * batch. */
+export const BN_MOMENTUM = 0.03;
 
 /** Conv2d (no bias) + BatchNorm + optional SiLU: keys `conv.weight`, `bn.*`. */
 export class ConvBN extends Module {
@@ -21,8 +23,17 @@ export class ConvBN extends Module {
   }
   forward(b: GraphBuilder, x: string): string {
     const y = conv2d(b, x, this.use(b, 'conv.weight'), null, { kernel: this.k, stride: this.stride, pad: this.pad, groups: this.groups }, 'conv/Conv');
-    const n = batchNorm(b, y, this.use(b, 'bn.weight'), this.use(b, 'bn.bias'), this.use(b, 'bn.running_mean'), this.use(b, 'bn.running_var'), BN_EPS, 'bn/BatchNormalization');
+    const n = b.training ? this.trainNorm(b, y) : batchNorm(b, y, this.use(b, 'bn.weight'), this.use(b, 'bn.bias'), this.use(b, 'bn.running_mean'), this.use(b, 'bn.running_var'), BN_EPS, 'bn/BatchNormalization');
     return this.act ? b.scope('act', () => silu(b, n)) : n;
+  }
+
+  /** Batch statistics; the updated running stats become graph outputs named by their state_dict keys. */
+  private trainNorm(b: GraphBuilder, y: string): string {
+    const out = batchNormTrain(b, y, this.use(b, 'bn.weight'), this.use(b, 'bn.bias'), this.use(b, 'bn.running_mean'), this.use(b, 'bn.running_var'),
+      { eps: BN_EPS, momentum: BN_MOMENTUM, channels: this.cout });
+    b.runningStatOutputs.set(this.tensorPath('bn.running_mean'), out.mean);
+    b.runningStatOutputs.set(this.tensorPath('bn.running_var'), out.variance);
+    return out.y;
   }
 }
 
