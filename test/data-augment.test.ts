@@ -13,8 +13,18 @@ function solid(w: number, h: number, rgb: [number, number, number]): RgbImage {
   return { data, width: w, height: h };
 }
 
+
+// augmentHsv on a 16x16 LCG image (seed 12345; rows narrower than a vector block: scalar path), as cv2 4.6
+// computes it (BGR2HSV, int16 gains, HSV2BGR).
+const CV2_GOLDEN: [[number, number, number], string][] = [
+  [[3, 20, -25], 'CwByec8JX21/rwCS3gCFZ0ncS8vlkFFdM0yTKgXBRwBdMWvdAK5ROduEkZB8FNTBVKA8oHOpWyJXmWbGSdOzE5ZQQqeyIxFOxqdqKD3FvEW0nWjMetJHnLoHeYUNZ8oFMK6uRxwvyEmioweZvoohzl4eiqzmAI8TTg5pwOM0PMvVHKCOZD7hrJVXXmREQNhZDXySS8AREn2BilpXgkOJETYhewAI0SjLCjt0AB0WrD8APH5QiKANCoIeSwgsrC5gOUeipQ995AMSR7nVT35TMSGdk8E2XEjeEF3joDg0oUm8ZryRo5LZWLwAqgDEDmt5yBlxlc0RHHdoPYBwmIQzM7sYoBNeRUMHJhrZQi3LqMQ2FcaX1A0HE0trMpVJv11SUARcQEEgn8EZaT6bGcq4ALsZWXkhrVe2T3K3dtchYwJ70zDlWAJHmjK6IFjartVqyE9XV8K7jIdddIHBAG9zAJVPk19FAKw0bbKSAK8v0wDalCqYViOvXi8A4ADCV9CE3gkengBUywBzXlC7rB3IoJcfK0RqM0Aaj9mEANJbsyqlANh6cgAinJEx5VRjzXgKcIghKE91Mkiy2yuJ1kAvAHa7luRqfZ2DUE91lwUA3hBbaACIbprltLQLBQu+LVlJ5C3SJL5nmwI1WeRmjS2HEi8dxHKI4DeiWgAJszbZNdNvIgenf74AHTNnx7iQn6KvqF8Ajc1jbKxMtgB/wqG4zr4soa5ecOAAwBRZ1UqGgh3QfQA2fthd5KgDImGy1eKvlFfDIxuLJYUCbMUTisAMw7tQhT6aESp+uwCc2TBSfYXRcmNS2TUDo4lLgNpZxnyBc1iSPRMYgooTLFuiRwR7oHJKz6gptAwGk7cy1U8MBcNYNkluRlaNAD3jy7iNKIWcVcaRk9oXPVktYLPAmahvEV+ADagnf8p3w9ASKwYpep2q1TjmIEBSHHmMDYEAkABgQuFSZXOHXgGTHhsyyjEKLocuzXJcmDSnm+KFJTNsO1lLBrTXAG1+ABl/gS5aqbsz'],
+  [[-4, -29, 29], 'GCuo2P88qrG12Cbl/zDchor/hP/3xpWqbJrJNTz3VxKTar7/HuRMc/+Ux8fHSf/CpdZ608LfhlGRybP8if/IQcxhgujaOzWE/NW4Y5v74IjyyrP/z/+H8OQ3u6k2yv83auTIfUps/o32vTPZ9JxZ/21Wyur/KMUWZTOf//pref/pT9akd3f/4sCempmHhf98OMi+qfZEPLeewJ2jq4K/N2xBsRRD4GL/L4WqC1Mx4jcdebR91sw7OrgxgSds4mi1dprY2z7W/zRxhv/7l7STVGHT6vd1hJD/Q7T/1m+Dw4zysvLD3d3/svIcrir6Nq+j/lHQ8/9GS62GeraazqRsj/FN1kO0e2QkT2z/ann/+vZ1S/yk/zlhPJSha8tr9ZikaSKSd29R9/FPkHzRUP/FQfEtoq9R0p7slMbtzf9YdCWxzGf/ih6Os27wV7H/9P+w/pW1n/jdwrmnxNj3G6mNIctUyYuEG+Iou+jIK+Uxxin/sWHObFrllDYU6ir/nP+p/zt81Bio/yHTlZ7xu1b+1q5SX4igcXZG3//MIf9N12TpJ/9vqBpm0q9q/4+0/349vr5TXJarbp/o/2Pb/2l9K9fx3P+n0dPRlJmrzSFD/0O0dCC+rN7/6sE8Nmj0ZI916mP/XfR70SuJov+Us2PDOmVA+sHe/3DskBlBvXH/cf+END/d3/QjSnad/fLn5eXl3l0d4f+svuKQ7CPf+Pj4/81o5OCnxv8p9km3/4nYjVT/sxZ/z/+f/5o0Wbjo///3vZ/5S1/Bcbsmy/tJ6vY/+duVqXzQO3O04yHx/2mqydv/qJ6a/zU12bGOz/+Z/M/cqJ7IcztNwKtAZa7YVSix1p2M/7dk6jVZ6e1u/1I/N/lecI2khqLDIZD///DiX9LOnPy55/9Mfo9jq/bu3d6+O662R9482v/H/+BHViBhzN/gz2//T4CITMK6TLcXxhe0jf98sbm9aSjJTVFo/z5Eeb1l/6OmtXDd4f/HVneieo+AOP/yGrSlGl21t2Sk8eRw'],
+  [[0, 0, 0], 'BASLpOgcfoyYyAq79xKyc2X1Z/T+qWx+SW2sKhbaTwF2SpX2A8dLUvSOqqifKe3GdrlUtZPCcjR0rIXfZOy/JK9XW8vLLR5n37qJP2Te0V/VsIfloutix9MYnp4ckeMXRse6YC5J4WTIthe815E252M0rdP/AKgGWRuC6/xNVu7pL7mZblj6xadzen1fWvFkHaKrctkkIZqSo3N1lFyiH08vlAAZ3z/qF1qNATYkxTcDVJdhr7keGJsgZBNGxUSEUWm7viCk/Rc9YuDuapdqODS2udpPaWT3Jor8uUtSr2PVhdWlvrbyedUBrAzdHI6S4S6Zv+YlLpB2VZmCsZJJWdQsuSWDXlQRLzbySkXkz91OKd+c7RooImqESK5W2G1tXQ51WlczydoteVa0LeO/ENQWeZIzvXPPapbQoPA4bA6U2kr+cQtnpUnTN4Lz0+6J4Wt+c9vKpZ17lKfaBoyDCa5QrHBeAcUojMunD8gu1Avzoj+xXjjIdzED+Q3xdOmT9x1JtwB05ASZb2vUsjLhuaMyP2GDTlkruPKmBOtRzEDMCfF2iwY7tZ9H/nKO5nsdkqE0PG2OSWzL9EOz70dHDp/Uv/2Jn7aha22OsAgT9yWHbgmhjsP+zbsdFzDXQ3Jc/UX9OddutBBXdv12o0KmIUgr3ZKt+VHMcwcdvFDyTux4IxfAptcHLk+A4NCzxcbIwVwDs+aBkMVnzwen28bX58ZEwsd7mvkM2SiA7mWuiDLplgJRpvF7/akXN4bL9fvXpHTcLTGkQ54Old4ntNkf3MlrlFazIEiX1AXG8kh7nq3qi3tv8jQXvJlmqPN2352oiHSrViIso58kQn67ThCUuYNk6LBBzRcjudBJ7lAgF9xZTWaHX3emBF/85M+wPam1cd+hvvMtWHJCftbZucGPIIGZHsEppuOX6eMmQg9Em7zD3FL/MlxrLp2lIJoCqQCCXfpdhJOgYw+sLy9L4zEdTKBD5oR5pUvAw/unOE+FVHJhGeLwBZKXBTGYmkN6z9RL'],
+];
+
 const px = (img: RgbImage, x: number, y: number): number[] => Array.from(img.data.subarray((y * img.width + x) * 3, (y * img.width + x) * 3 + 3));
 
+// Expected values were produced by cv2 4.6 (cvtColor BGR2HSV / HSV2BGR on uint8, the original's calls).
 describe('HSV jitter (OpenCV 8-bit HSV)', () => {
   it('converts as OpenCV: H in 0..179, S and V in 0..255', () => {
     assert.deepEqual(rgbToHsv8(255, 0, 0), [0, 255, 255]);
@@ -24,21 +34,33 @@ describe('HSV jitter (OpenCV 8-bit HSV)', () => {
     // (200,100,50): H = round-trip of 20 deg / 2 = 10; S = 150/200*255 = 191.25 -> 191
     assert.deepEqual(rgbToHsv8(200, 100, 50), [10, 191, 200]);
     assert.deepEqual(hsv8ToRgb(0, 255, 255), [255, 0, 0]);
-    assert.deepEqual(hsv8ToRgb(90, 255, 255), [0, 255, 255]);
+    assert.deepEqual(hsv8ToRgb(90, 255, 255), [0, 254, 255]); // cv2 truncates 254.99998
     assert.deepEqual(hsv8ToRgb(10, 0, 77), [77, 77, 77]);
   });
 
   it('adds gains with hue wrap-around and S/V saturation', () => {
-    const img = solid(3, 2, [200, 100, 50]); // H 10, S 191, V 200
+    // 34 px wide: OpenCV's vector path converts pixels 0..31, its scalar path (which rounds) the rest
+    const img = solid(34, 2, [200, 100, 50]); // H 10, S 191, V 200
     augmentHsv(img, [10, -20, 30]); // -> H 20 (40 deg), S 171, V 230
-    // v = 230, p = 230*(1-171/255) = 75.76 -> 76, t = 230*(1 - 171/255*(1 - 2/3)) = 178.59 -> 179
-    assert.deepEqual(px(img, 2, 1), [230, 179, 76]);
-    const wrap = solid(1, 1, [200, 100, 50]);
+    // v = 230, p = 230*(1-171/255) = 75.76, t = 230*(1 - 171/255*(1 - 2/3)) = 178.59
+    assert.deepEqual(px(img, 31, 1), [230, 178, 75], 'vector path truncates');
+    assert.deepEqual(px(img, 32, 1), [230, 179, 76], 'scalar path rounds');
+    const wrap = solid(32, 1, [200, 100, 50]);
     augmentHsv(wrap, [-15, 0, 0]); // H -5 -> 175 (350 deg): v=200, p=50, q = 200*(1 - 0.749*(5/6))=75.2
     assert.deepEqual(px(wrap, 0, 0), [200, 50, 75]);
-    const sat = solid(1, 1, [250, 250, 10]);
+    const sat = solid(32, 1, [250, 250, 10]);
     augmentHsv(sat, [0, 30, 30]); // S 245 -> 255, V 250 -> 255: pure yellow
     assert.deepEqual(px(sat, 0, 0), [255, 255, 0]);
+  });
+
+  it('matches cv2 bit for bit on a random image', () => {
+    let seed = 12345;
+    const src = Uint8Array.from({ length: 16 * 16 * 3 }, () => { seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0; return seed >>> 24; });
+    for (const [gains, want] of CV2_GOLDEN) {
+      const img = { data: src.slice(), width: 16, height: 16 };
+      augmentHsv(img, gains);
+      assert.deepEqual(Buffer.from(img.data).toString('base64'), want, `gains ${gains}`);
+    }
   });
 
   it('draws integer gains within the limits, some zeroed', () => {

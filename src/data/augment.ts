@@ -95,74 +95,101 @@ export function drawHsvGains(rand: Rand, max: readonly [number, number, number] 
 export function augmentHsv(img: RgbImage, gains: readonly [number, number, number]): void {
   const [gh, gs, gv] = gains;
   const d = img.data;
+  const rowBytes = img.width * 3;
+  // OpenCV converts each row in vector blocks of 32 pixels (AVX2) and the rest with scalar code,
+  // which rounds slightly differently; reproduce the split.
+  const vecBytes = Math.floor(img.width / HSV_VECTOR_PIXELS) * HSV_VECTOR_PIXELS * 3;
   // Direct-mapped cache of converted colours: images repeat colours a lot, and the result of a
-  // colour depends only on it and the gains.
+  // colour depends only on it, the gains and the code path (bit 24 of the key).
   CACHE_KEY.fill(-1);
-  for (let i = 0; i < d.length; i += 3) {
-    const r = d[i]!, g = d[i + 1]!, b = d[i + 2]!;
-    const key = (r << 16) | (g << 8) | b;
-    const slot = Math.imul(key, 0x9e3779b1) >>> (32 - CACHE_BITS);
-    if (CACHE_KEY[slot] === key) {
-      const c = CACHE_VAL[slot]!;
-      d[i] = c >>> 16; d[i + 1] = (c >>> 8) & 255; d[i + 2] = c & 255;
-      continue;
+  for (let row = 0; row < d.length; row += rowBytes) {
+    for (let i = row, end = row + rowBytes, vecEnd = row + vecBytes; i < end; i += 3) {
+      const r = d[i]!, g = d[i + 1]!, b = d[i + 2]!;
+      const vector = i < vecEnd;
+      const key = (r << 16) | (g << 8) | b | (vector ? 0 : 1 << 24);
+      const slot = Math.imul(key, 0x9e3779b1) >>> (32 - CACHE_BITS);
+      if (CACHE_KEY[slot] === key) {
+        const c = CACHE_VAL[slot]!;
+        d[i] = c >>> 16; d[i + 1] = (c >>> 8) & 255; d[i + 2] = c & 255;
+        continue;
+      }
+      let v = r > g ? r : g; if (b > v) v = b;
+      let vmin = r < g ? r : g; if (b < vmin) vmin = b;
+      const diff = v - vmin;
+      let s = (diff * SDIV[v]! + HALF) >> HSV_SHIFT;
+      let h: number;
+      if (v === r) h = g - b;
+      else if (v === g) h = b - r + 2 * diff;
+      else h = r - g + 4 * diff;
+      h = (h * HDIV[diff]! + HALF) >> HSV_SHIFT;
+      if (h < 0) h += 180;
+      // jitter; numpy's % is non-negative for a positive divisor, JS's keeps the dividend's sign
+      h = (((h + gh) % 180) + 180) % 180;
+      s += gs; if (s < 0) s = 0; else if (s > 255) s = 255;
+      let vv = v + gv; if (vv < 0) vv = 0; else if (vv > 255) vv = 255;
+      hsvToRgbInto(h, s, vv, d, i, vector);
+      CACHE_KEY[slot] = key;
+      CACHE_VAL[slot] = (d[i]! << 16) | (d[i + 1]! << 8) | d[i + 2]!;
     }
-    let v = r > g ? r : g; if (b > v) v = b;
-    let vmin = r < g ? r : g; if (b < vmin) vmin = b;
-    const diff = v - vmin;
-    let s = (diff * SDIV[v]! + HALF) >> HSV_SHIFT;
-    let h: number;
-    if (v === r) h = g - b;
-    else if (v === g) h = b - r + 2 * diff;
-    else h = r - g + 4 * diff;
-    h = (h * HDIV[diff]! + HALF) >> HSV_SHIFT;
-    if (h < 0) h += 180;
-    // jitter; numpy's % is non-negative for a positive divisor, JS's keeps the dividend's sign
-    h = (((h + gh) % 180) + 180) % 180;
-    s += gs; if (s < 0) s = 0; else if (s > 255) s = 255;
-    let vv = v + gv; if (vv < 0) vv = 0; else if (vv > 255) vv = 255;
-    hsvToRgbInto(h, s, vv, d, i);
-    CACHE_KEY[slot] = key;
-    CACHE_VAL[slot] = (d[i]! << 16) | (d[i + 1]! << 8) | d[i + 2]!;
   }
 }
+
+/** Pixels per vector block of OpenCV's 8-bit HSV2RGB (4 x 8 float lanes with AVX2). */
+export const HSV_VECTOR_PIXELS = 32;
 
 const CACHE_BITS = 14;
 const CACHE_KEY = new Int32Array(1 << CACHE_BITS);
 const CACHE_VAL = new Int32Array(1 << CACHE_BITS);
 
-/** float32 v * 255 rounded half to even and saturated, for v in [0, 1] (OpenCV's saturate_cast<uchar>). */
-function toByte(v: number): number {
-  const f = Math.fround(v * 255);
-  let q = Math.floor(f);
-  const d = f - q;
+/** Round half to even and saturate (saturate_cast<uchar> of a float in the scalar path). */
+function roundByte(v: number): number {
+  let q = Math.floor(v);
+  const d = v - q;
   if (d > 0.5 || (d === 0.5 && (q & 1) === 1)) q++;
   return q > 255 ? 255 : q < 0 ? 0 : q;
 }
 
-/** OpenCV's HSV2RGB for 8-bit data: float32 arithmetic, results rounded half to even and saturated. */
-function hsvToRgbInto(h: number, s: number, v: number, d: Uint8Array, i: number): void {
+/** Truncate and saturate (the vector path's float -> int conversion). */
+function truncByte(v: number): number {
+  const q = Math.trunc(v);
+  return q > 255 ? 255 : q < 0 ? 0 : q;
+}
+
+/**
+ * OpenCV's HSV2RGB for 8-bit data (checked against cv2 4.6, x86-64, on every H/S/V triple and both
+ * code paths). float32 arithmetic throughout; `fma` marks a fused multiply-add, reproduced exactly
+ * by double arithmetic and one rounding since a float32 product is exact in a double.
+ *   vector path: q = v*fma(-s, h, 1), t = v*fma(-s, 1-h, 1), results truncated
+ *   scalar path: q = v*fma(-s, h, 1), t = v*(1 - s*(1-h)), results rounded half to even
+ */
+function hsvToRgbInto(h: number, s: number, v: number, d: Uint8Array, i: number, vector: boolean): void {
   const vf = Math.fround(v * F255);
-  if (s === 0) {
-    const c = toByte(vf);
-    d[i] = c; d[i + 1] = c; d[i + 2] = c;
-    return;
-  }
   const sf = Math.fround(s * F255);
-  let hf = Math.fround(h * HSCALE);
-  let sector = Math.floor(hf);
-  hf = Math.fround(hf - sector);
-  if (sector < 0 || sector >= 6) { sector = 0; hf = 0; }
+  const hf = Math.fround(h * HSCALE);
+  const sector = Math.floor(hf);
+  const f = Math.fround(hf - sector);
   // tab = [v, p, q, t]; (b, g, r) per sector: {1,3,0} {1,0,2} {3,0,1} {0,2,1} {0,1,3} {2,1,0}
-  const tv = toByte(vf);
-  const tp = toByte(Math.fround(vf * Math.fround(1 - sf)));
+  const pf = Math.fround(vf * Math.fround(1 - sf));
+  let x: number; // q or t, whichever this sector uses
+  if ((sector & 1) === 1) {
+    x = Math.fround(vf * Math.fround(1 - sf * f));
+  } else {
+    const omf = Math.fround(1 - f);
+    x = Math.fround(vf * (vector ? Math.fround(1 - sf * omf) : Math.fround(1 - Math.fround(sf * omf))));
+  }
+  let tv: number, tp: number, tx: number;
+  if (vector) {
+    tv = truncByte(Math.fround(vf * 255)); tp = truncByte(Math.fround(pf * 255)); tx = truncByte(Math.fround(x * 255));
+  } else {
+    tv = roundByte(Math.fround(vf * 255)); tp = roundByte(Math.fround(pf * 255)); tx = roundByte(Math.fround(x * 255));
+  }
   switch (sector) {
-    case 0: { const tt = toByte(Math.fround(vf * Math.fround(1 - Math.fround(sf * Math.fround(1 - hf))))); d[i] = tv; d[i + 1] = tt; d[i + 2] = tp; break; }
-    case 1: { const tq = toByte(Math.fround(vf * Math.fround(1 - Math.fround(sf * hf)))); d[i] = tq; d[i + 1] = tv; d[i + 2] = tp; break; }
-    case 2: { const tt = toByte(Math.fround(vf * Math.fround(1 - Math.fround(sf * Math.fround(1 - hf))))); d[i] = tp; d[i + 1] = tv; d[i + 2] = tt; break; }
-    case 3: { const tq = toByte(Math.fround(vf * Math.fround(1 - Math.fround(sf * hf)))); d[i] = tp; d[i + 1] = tq; d[i + 2] = tv; break; }
-    case 4: { const tt = toByte(Math.fround(vf * Math.fround(1 - Math.fround(sf * Math.fround(1 - hf))))); d[i] = tt; d[i + 1] = tp; d[i + 2] = tv; break; }
-    default: { const tq = toByte(Math.fround(vf * Math.fround(1 - Math.fround(sf * hf)))); d[i] = tv; d[i + 1] = tp; d[i + 2] = tq; break; }
+    case 0: d[i] = tv; d[i + 1] = tx; d[i + 2] = tp; break;
+    case 1: d[i] = tx; d[i + 1] = tv; d[i + 2] = tp; break;
+    case 2: d[i] = tp; d[i + 1] = tv; d[i + 2] = tx; break;
+    case 3: d[i] = tp; d[i + 1] = tx; d[i + 2] = tv; break;
+    case 4: d[i] = tx; d[i + 1] = tp; d[i + 2] = tv; break;
+    default: d[i] = tv; d[i + 1] = tp; d[i + 2] = tx; break;
   }
 }
 
@@ -177,10 +204,10 @@ export function rgbToHsv8(r: number, g: number, b: number): [number, number, num
   return [h, s, v];
 }
 
-/** OpenCV 8-bit HSV -> RGB of one pixel, exposed for tests. */
-export function hsv8ToRgb(h: number, s: number, v: number): [number, number, number] {
+/** OpenCV 8-bit HSV -> RGB of one pixel (vector path by default), exposed for tests. */
+export function hsv8ToRgb(h: number, s: number, v: number, vector = true): [number, number, number] {
   const out = new Uint8Array(3);
-  hsvToRgbInto(h, s, v, out, 0);
+  hsvToRgbInto(h, s, v, out, 0, vector);
   return [out[0]!, out[1]!, out[2]!];
 }
 
