@@ -1,0 +1,117 @@
+/**
+ * One training step on ONNX Runtime: forward (train-mode BN) + loss + backward in a single session
+ * owned by a worker thread, keyed by (device, batch, input size). Parameters are read from the
+ * network at every call and never modified here: the optimizer updates them, the trainer copies the
+ * returned running statistics into the BN buffers.
+ */
+import { cpus } from 'node:os';
+import { serializeModel } from '../graph/onnx.ts';
+import type { HostTensor } from '../graph/tensor.ts';
+import type { Yolo9Network } from '../models/yolo9/network.ts';
+import { deviceUnavailable, executionProviders, type Device } from '../runtime/device.ts';
+import { WorkerHost, WorkerSession } from '../runtime/worker-host.ts';
+import { recordSpan } from '../runtime/spans.ts';
+import { buildTrainGraph, parameterFeeds, type TrainGraph } from './graph.ts';
+import type { StepResult, TrainBatch } from './types.ts';
+
+export interface TrainStepOptions {
+  device: Device;
+  threads?: number;
+  batch: number;
+  imgsz: [number, number];
+  /** Target rows per image (batches are padded to this). */
+  maxTargets: number;
+  /** ORT profile file prefix: profile this step's session. */
+  profileFilePrefix?: string;
+}
+
+export class TrainStep {
+  private constructor(
+    private readonly network: Yolo9Network,
+    private readonly graph: TrainGraph,
+    private readonly host: WorkerHost,
+    private readonly session: WorkerSession,
+    readonly options: TrainStepOptions,
+  ) {}
+
+  static async create(network: Yolo9Network, options: TrainStepOptions): Promise<TrainStep> {
+    const [height, width] = options.imgsz;
+    const graph = await buildTrainGraph(network, { batch: options.batch, height, width, maxTargets: options.maxTargets });
+    const host = new WorkerHost();
+    try {
+      const session = await WorkerSession.create(host, `train|${options.device.id}|${options.batch}x${height}x${width}`, serializeModel(graph.graph), {
+        executionProviders: executionProviders(options.device),
+        intraOpNumThreads: options.threads ?? Math.max(1, cpus().length),
+        graphOptimizationLevel: 'all',
+        ...(options.profileFilePrefix ? { profileFilePrefix: options.profileFilePrefix } : {}),
+      });
+      return new TrainStep(network, graph, host, session, options);
+    } catch (err) {
+      await host.terminate();
+      if (options.device.kind !== 'cpu') throw deviceUnavailable(options.device, err);
+      throw err;
+    }
+  }
+
+  get parameterKeys(): readonly string[] {
+    return this.graph.parameters;
+  }
+
+  get sessionInfo(): WorkerSession {
+    return this.session;
+  }
+
+  /** Pads or truncates targets to `[B, maxTargets, 5]` (padding rows `[-1,0,0,0,0]`). */
+  private fitTargets(t: HostTensor): HostTensor {
+    const [b, m] = t.dims as [number, number, number];
+    const M = this.options.maxTargets;
+    if (m === M) return t;
+    const out = new Float32Array(b * M * 5);
+    const src = t.data as Float32Array;
+    for (let i = 0; i < b; i++) {
+      for (let r = 0; r < M; r++) {
+        if (r < m) out.set(src.subarray((i * m + r) * 5, (i * m + r + 1) * 5), (i * M + r) * 5);
+        else out[(i * M + r) * 5] = -1;
+      }
+    }
+    return { dtype: 'float32', dims: [b, M, 5], data: out };
+  }
+
+  async run(batch: TrainBatch): Promise<StepResult> {
+    const { images } = batch;
+    const [h, w] = this.options.imgsz;
+    if (images.dims.join(',') !== [this.options.batch, 3, h, w].join(',')) {
+      throw new Error(`train step expects images [${this.options.batch},3,${h},${w}], got [${images.dims.join(',')}]`);
+    }
+    const feeds: Record<string, HostTensor> = {
+      ...parameterFeeds(this.network, [...this.graph.parameters, ...this.graph.buffers]),
+      images,
+      targets: this.fitTargets(batch.targets),
+    };
+    const { outputs, runMs, startEpochMs } = await this.session.run(feeds);
+    recordSpan('train step (worker)', 'forward', startEpochMs, runMs);
+    const scalar = (name: string): number => (outputs[name]!.data as Float32Array)[0]!;
+    const gradients = new Map<string, Float32Array>();
+    for (const key of this.graph.parameters) gradients.set(key, outputs[`grad.${key}`]!.data as Float32Array);
+    const runningStats = new Map<string, Float32Array>();
+    for (const key of this.graph.runningStats) runningStats.set(key, outputs[`running.${key}`]!.data as Float32Array);
+    return {
+      loss: { total: scalar('loss_total'), box: scalar('loss_box'), dfl: scalar('loss_dfl'), cls: scalar('loss_cls') },
+      gradients,
+      runningStats,
+      numFg: scalar('num_fg'),
+    };
+  }
+
+  async endProfiling(): Promise<void> {
+    await this.session.endProfiling();
+  }
+
+  async close(): Promise<void> {
+    try {
+      await this.session.release();
+    } finally {
+      await this.host.terminate();
+    }
+  }
+}
