@@ -35,6 +35,8 @@ export interface LoadOptions {
   warn?: Warn;
   /** Print download progress on stderr (default true). */
   progress?: boolean;
+  /** Where HF_ENDPOINT, HF_HUB_OFFLINE, HF_TOKEN and HF_HOME are read (default process.env). */
+  env?: NodeJS.ProcessEnv;
 }
 
 function namesFromMetadata(names: Record<number, string> | undefined, nc: number): Record<number, string> {
@@ -197,6 +199,7 @@ export async function LibreYOLO(weights: string, options: LoadOptions = {}): Pro
     ...(options.download === false ? { allowDownload: false } : {}),
     ...(options.cwd ? { cwd: options.cwd } : {}),
     ...(options.progress === false ? { progress: false } : {}),
+    ...(options.env ? { env: options.env } : {}),
   };
   const path = await resolveWeights(weights, resolveOpts);
   return extname(path).toLowerCase() === '.onnx' ? loadOnnxModel(path, options) : loadCheckpointModel(path, options);

@@ -5,6 +5,7 @@
  * never rewritten.
  */
 import type { Command } from 'commander';
+import { LibreYOLOError } from '../errors.ts';
 
 const KEY_VALUE = /^([A-Za-z_][A-Za-z0-9_-]*)=(.*)$/s;
 
@@ -54,6 +55,9 @@ export function rewriteKeyValueArgs(args: string[], cmd: Command, origins?: Map<
     if (isBool && /^(true|1)$/i.test(value)) out.push(`--${key}`);
     else if (isBool && /^(false|0)$/i.test(value)) {
       if (info.negatable.has(key)) out.push(`--no-${key}`);
+    } else if (isBool) {
+      // `--save yes` would make 'yes' a positional (the source); say what a flag takes instead.
+      throw new LibreYOLOError('config_type_error', `${m[1]} is a flag: use ${m[1]}=true or ${m[1]}=false (or 1/0, or just '${m[1]}'), got '${value}'`);
     } else out.push(`--${key}`, value);
   }
   return out;

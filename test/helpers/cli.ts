@@ -1,0 +1,48 @@
+/** Runs the real `libreyolo` command (src/cli/bin.ts through tsx) as a child process. */
+import { spawn } from 'node:child_process';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { REPO_ROOT } from './fixtures.ts';
+
+export interface CliRun {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+// Resolved here so the child finds tsx even when its cwd is a temp folder outside the repo.
+const TSX = import.meta.resolve('tsx');
+const BIN = join(REPO_ROOT, 'src', 'cli', 'bin.ts');
+
+/**
+ * `libreyolo ...args` in `cwd`. The child never reaches the network: HF_HUB_OFFLINE=1 unless `env`
+ * overrides it (set a key to undefined to remove it).
+ */
+export function runCli(args: string[], cwd: string, env: Record<string, string | undefined> = {}): Promise<CliRun> {
+  const childEnv: NodeJS.ProcessEnv = { ...process.env, HF_HUB_OFFLINE: '1', ...env };
+  delete childEnv.NODE_TEST_CONTEXT; // the child is not part of the test runner
+  delete childEnv.LIBREYOLO_DEBUG;
+  for (const [k, v] of Object.entries(childEnv)) if (v === undefined) delete childEnv[k];
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', TSX, BIN, ...args], { cwd, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (s: string) => (stdout += s));
+    child.stderr.setEncoding('utf8').on('data', (s: string) => (stderr += s));
+    const timer = setTimeout(() => child.kill('SIGKILL'), 120_000);
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+/** A 127.0.0.1 port nothing listens on: bind one, then close it. */
+export async function closedPort(): Promise<number> {
+  const s = createServer();
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+  const { port } = s.address() as { port: number };
+  await new Promise((r) => s.close(r));
+  return port;
+}
