@@ -76,10 +76,11 @@ export async function main(argv: string[]): Promise<number> {
   const args = argv[0] === 'detect' ? argv.slice(1) : [...argv];
   const { command, depth } = leafCommand(program, args);
   const origins = new Map<string, string>();
-  // The profile group takes POSIX flags only (its positionals may contain '=').
-  const rewritten = depth > 0 && args[0] !== 'profile' ? [...args.slice(0, depth), ...rewriteKeyValueArgs(args.slice(depth), command, origins)] : args;
-  const json = rewritten.includes('--json');
+  let json = args.includes('--json') || args.some((a) => /^json=(true|1)$/i.test(a));
   try {
+    // The profile group takes POSIX flags only (its positionals may contain '=').
+    const rewritten = depth > 0 && args[0] !== 'profile' ? [...args.slice(0, depth), ...rewriteKeyValueArgs(args.slice(depth), command, origins)] : args;
+    json = rewritten.includes('--json');
     await program.parseAsync(rewritten, { from: 'user' });
     return 0;
   } catch (err) {
