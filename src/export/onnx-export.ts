@@ -64,7 +64,7 @@ export async function exportOnnx(model: LibreYOLOModel, options: ExportOptions):
     throw new LibreYOLOError('config_conflict', `This model is already quantized to ${recipe}; export it without half=true (it keeps float32 inputs and outputs), or call dequantize() first.`);
   }
   if (half) convertPrecision(graph, { dtype: 'float16', keepIO: false });
-  else if (recipe) convertPrecision(graph, { dtype: recipe === 'fp16' ? 'float16' : 'bfloat16', keepIO: true });
+  else if (recipe) await model.engine.convertGraph(graph, opset);
   graph.name = `${model.family.name}_${model.size}`;
   graph.metadata = exportMetadata({
     version: VERSION, family: model.family.name, size: model.size, task: model.task, names: model.names,

@@ -109,10 +109,10 @@ export abstract class SessionEngine {
 
   /**
    * Applies the engine's precision to a float32 graph, keeping float32 IO. Ops are asked of the
-   * runtime one by one (a one-node session per op type): those without a half kernel on this device
-   * stay float32 islands.
+   * runtime one by one (a one-node session per op type at `opset`): those without a half kernel on
+   * this device stay float32 islands. Exports of quantized models use it too, so a file holds what runs.
    */
-  protected async convertGraph(graph: Graph, opset: number): Promise<Graph> {
+  async convertGraph(graph: Graph, opset: number): Promise<Graph> {
     const dtype = this.precision;
     if (dtype === 'float32') return graph;
     const supported = new Set<string>();

@@ -27,8 +27,19 @@ interface PredictFlags {
   tiling: boolean;
   overlapRatio?: number;
   augment: boolean;
+  cudaGraph?: string;
   threads?: number;
   json: boolean;
+}
+
+/** The original CLI's notice for `half` on a checkpoint (exported files get the predict-time warning). */
+export const HALF_CHECKPOINT_NOTICE = 'Warning: half (FP16) is not yet supported for PyTorch inference. Use exported models (ONNX/TensorRT) for FP16. Ignoring.';
+
+/** `true`/`false`/`1`/`0`/`auto`; anything else is passed on for predict to refuse with the original's message. */
+function parseGraphMode(v: string): boolean | string {
+  if (/^(true|1)$/i.test(v)) return true;
+  if (/^(false|0)$/i.test(v)) return false;
+  return v;
 }
 
 function jsonResult(r: Results): Record<string, unknown> {
@@ -61,11 +72,12 @@ export function predictCommand(): Command {
     .option('--device <device>', 'cpu, 0 / cuda:0, or webgpu', 'cpu')
     .option('--output-path <path>', 'folder or file for saved images')
     .option('--output-file-format <fmt>', 'jpg, png or webp')
-    .option('--half', 'accepted for compatibility; a no-op (warns)', false)
+    .option('--half', 'accepted for compatibility; a no-op (warns). Use export half=true or quantize recipe=fp16', false)
     .option('--stream', 'print each result as soon as it is ready (always on for the CLI)', false)
     .option('--tiling', 'tiled inference for large images', false)
     .option('--overlap-ratio <r>', 'tile overlap in [0, 1)', parseNumber('overlap_ratio'))
-    .option('--augment', 'test-time augmentation', false)
+    .option('--augment', 'test-time augmentation (original + mirrored view, merged by NMS)', false)
+    .option('--cuda-graph <mode>', 'graph capture: false, true or auto (needs a device that can capture)')
     .option('--threads <n>', 'ONNX Runtime threads (default: all cores)', parseInteger('threads'))
     .addOption(new Option('--json', 'print one JSON object (results only on stdout)').default(false))
     .action(async (positional: string | undefined, flags: PredictFlags) => {
@@ -75,6 +87,7 @@ export function predictCommand(): Command {
       checkRange('max_det', flags.maxDet, 1);
       checkRange('batch', flags.batch, 1);
       const model = await LibreYOLO(flags.model, { device: flags.device, ...(flags.threads ? { threads: flags.threads } : {}) });
+      if (flags.half && model.format !== 'onnx') process.stderr.write(`${HALF_CHECKPOINT_NOTICE}\n`);
       try {
         const options: PredictOptions & { stream: true } = {
           stream: true, conf: flags.conf, iou: flags.iou, max_det: flags.maxDet, save: flags.save, batch: flags.batch,
@@ -82,7 +95,9 @@ export function predictCommand(): Command {
           ...(flags.classes ? { classes: flags.classes } : {}),
           ...(flags.outputPath ? { output_path: flags.outputPath } : {}),
           ...(flags.outputFileFormat ? { output_file_format: flags.outputFileFormat } : {}),
-          ...(flags.half ? { half: true } : {}),
+          // A checkpoint gets the CLI's notice; an exported file gets half and the predict warning.
+          ...(flags.half && model.format === 'onnx' ? { half: true } : {}),
+          ...(flags.cudaGraph !== undefined ? { cuda_graph: parseGraphMode(flags.cudaGraph) } : {}),
           ...(flags.tiling ? { tiling: true } : {}),
           ...(flags.overlapRatio !== undefined ? { overlap_ratio: flags.overlapRatio } : {}),
           ...(flags.augment ? { augment: true } : {}),
