@@ -3,7 +3,7 @@
  * deviation (what `compare` needs for a significance call); everything else is the last trial's.
  * A training aggregate also averages the scalar metrics and says "mixed" when verdicts disagree.
  */
-import { pyRound } from './pyfmt.ts';
+import { isIntKey, pyRound } from './pyfmt.ts';
 import type { ProfileAnalysis } from './schema.ts';
 import { mean, pstdev } from './stats.ts';
 
@@ -48,7 +48,7 @@ export function aggregateRunTrials(profiles: readonly ProfileAnalysis[], paths: 
     if (!vals.length) continue;
     let v = pyRound(mean(vals), 3);
     // Counts stay whole (the original's int(round(...)), half-even).
-    if (vals.every(Number.isInteger)) v = pyRound(v);
+    if (isIntKey(key)) v = pyRound(v);
     (agg as unknown as Record<string, unknown>)[key] = v;
     agg.metrics[METRIC_ALIAS[key] ?? key] = v;
   }

@@ -61,7 +61,8 @@ const EXIT2 = new Set(['model_not_found', 'checkpoint_not_found', 'download_fail
 function asProfileError(err: unknown): unknown {
   if (!(err instanceof LibreYOLOError)) return err;
   const code = EXIT2.has(err.code) || err.code.startsWith('config_') ? 2 : 1;
-  return new ProfileError(err.suggestion ? `${err.message}\n${err.suggestion}` : err.message, code);
+  const more = err.suggestion && !err.message.includes(err.suggestion) ? `\n${err.suggestion}` : '';
+  return new ProfileError(`${err.message}${more}`, code);
 }
 
 export async function runInferProfile(o: InferRunOptions): Promise<InferRunResult> {
@@ -74,8 +75,11 @@ export async function runInferProfile(o: InferRunOptions): Promise<InferRunResul
   const device = deviceOrError(o.device);
   await ensureDeviceAvailable(device);
   const notes: string[] = [];
-  if (o.half) {
-    const msg = `--half: onnxruntime-node has no fp16 autocast on ${device.id}; this profile runs fp32.`;
+  // The ORT analogue of CUDA autocast is the model's half-precision compute (float32 islands where
+  // the device has no half kernel); like the original, only on CUDA.
+  const half = o.half && device.kind === 'cuda';
+  if (o.half && !half) {
+    const msg = `--half: fp16 autocast is CUDA-only; ${device.id} runs fp32.`;
     o.warn?.(msg);
     notes.push(msg);
   }
@@ -92,12 +96,13 @@ export async function runInferProfile(o: InferRunOptions): Promise<InferRunResul
       throw asProfileError(err);
     }
     try {
+      if (half) await model.quantize({ recipe: ampDtype === 'bfloat16' ? 'bf16' : 'fp16' });
       // Claimed once the first model loads, so a bad --weights leaves no empty folder behind.
       dir ||= await incrementDir(o.project, 'infer');
       lastDir = repeat > 1 ? join(dir, `infer_${i}`) : dir;
       last = await profileInference(model, images, {
         warmup: o.warmup, runs: o.runs, batch: o.batch, imgsz: o.imgsz, conf: o.conf, iou: o.iou, maxDet: o.maxDet,
-        trace: o.trace, saveDir: lastDir, meta: { model: o.weights, amp_dtype: ampDtype }, notes,
+        trace: o.trace, saveDir: lastDir, meta: { model: o.weights }, half, ampDtype, notes,
       });
     } catch (err) {
       throw asProfileError(err);

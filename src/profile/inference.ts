@@ -28,6 +28,10 @@ export interface InferenceProfileOptions {
   trace: boolean;
   /** Where profile.json and friends go; null keeps the result in memory. */
   saveDir: string | null;
+  /** Whether the forward runs in half precision (recorded in `config`). */
+  half?: boolean;
+  /** Half dtype when `half` (recorded in `config`). */
+  ampDtype?: 'float16' | 'bfloat16';
   /** Goes into `config` (the CLI passes `{model: weights}`). */
   meta?: Record<string, unknown>;
   /** Said in the profile (e.g. that --half ran fp32). */
@@ -111,13 +115,13 @@ async function runSteps(
 }
 
 /** Traces TRACE_STEPS more calls on a profiled session (created by one untraced call first). */
-async function traceWindow(model: LibreYOLOModel, images: readonly string[], o: InferenceProfileOptions, from: number, steps: number): Promise<{ trace: ChromeTrace; forward: number[] }> {
+async function traceWindow(model: LibreYOLOModel, images: readonly string[], o: InferenceProfileOptions, from: number, steps: number): Promise<{ trace: ChromeTrace; samples: Samples }> {
   const recorder = await ProfileRecorder.start([model.engine]);
   try {
     await runSteps(model, images, o, from, 1);
     recorder.beginMeasurement();
     const traced = await runSteps(model, images, o, from + 1, steps, (k, fn) => recorder.step(k, fn));
-    return { trace: await recorder.finish(), forward: traced.forward };
+    return { trace: await recorder.finish(), samples: traced };
   } catch (err) {
     await recorder.abort();
     throw err;
@@ -129,24 +133,26 @@ export async function profileInference(model: LibreYOLOModel, images: readonly s
   const o = { ...opts, warmup: Math.max(0, opts.warmup), runs: Math.max(2, opts.runs), batch: Math.max(1, opts.batch) };
   await runSteps(model, images, o, 0, o.warmup);
   const timed = await runSteps(model, images, o, o.warmup, o.runs);
-  const stages: Stages = {
-    preprocess: pyRound(mean(timed.preprocess), 3), forward: pyRound(mean(timed.forward), 3), postprocess: pyRound(mean(timed.postprocess), 3),
-  };
+  const stagesOf = (x: Samples): Stages => ({
+    preprocess: pyRound(mean(x.preprocess), 3), forward: pyRound(mean(x.forward), 3), postprocess: pyRound(mean(x.postprocess), 3),
+  });
+  const stages = stagesOf(timed);
   const traceSteps = Math.min(o.runs, TRACE_STEPS);
   const traced = o.trace ? await traceWindow(model, images, o, o.warmup + o.runs, traceSteps) : null;
 
   const latency = latencyOf(timed.latency, stages.preprocess + stages.forward + stages.postprocess);
   const imgPerS = latency.mean_ms > 0 ? pyRound(o.batch / (latency.mean_ms / 1000), 2) : 0.0;
-  const tracedForward = traced ? pyRound(mean(traced.forward), 3) : 0;
+  // The phase table pairs kernel time with the wall time of the same steps: the traced ones when traced.
+  const composition = traced ? stagesOf(traced.samples) : stages;
+  const tracedForward = composition.forward;
   const device = model.device;
   const summary: ProfileSummary = {
     meta: {
-      ...o.meta, batch: o.batch, imgsz: o.imgsz, half: false, amp_dtype: (o.meta?.amp_dtype as string | undefined) ?? 'float16',
+      ...o.meta, batch: o.batch, imgsz: o.imgsz, half: o.half ?? false, amp_dtype: o.ampDtype ?? 'float16',
       device: device.id, conf: o.conf, iou: o.iou, max_det: o.maxDet, mode: 'inference',
     },
     real: { step_ms: latency.mean_ms, img_per_s: imgPerS, dataload_ms: 0.0, dataload_frac: 0.0 },
-    // The stage means are this loop's measured wall time per phase.
-    composition_ms: { ...stages },
+    composition_ms: { ...composition },
     latency,
     stages_ms: stages,
     bound: null,

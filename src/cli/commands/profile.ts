@@ -98,6 +98,7 @@ function readerCommand(name: string, description: string): Command {
 export function profileCommand(): Command {
   const group = new Command('profile')
     .description('Measure where the time goes in inference (and training), write a self-contained profile, and read it from several angles.')
+    .usage('<command> [options]')
     .argument('[command]')
     .action(guarded((cmd: string | undefined) => {
       if (cmd !== undefined) throw new ProfileError(`unknown command '${cmd}'. run 'libreyolo profile' to list the commands.`, 2);
