@@ -105,10 +105,11 @@ async function loadCheckpointModel(path: string, options: LoadOptions): Promise<
 
 const shapeText = (shape: readonly (number | string)[]): string => `[${shape.join(',')}]`;
 
-function notDetector(path: string, found: string): LibreYOLOError {
+function notDetector(path: string, found: string, hasMetadata: boolean): LibreYOLOError {
   const advice = "Export the detector with 'libreyolo export model=<weights> format=onnx', or pass its .pt weights.";
+  const why = hasMetadata ? "has a layout that is not a detector's" : "has no LibreYOLO metadata and its layout is not a detector's";
   return new LibreYOLOError('model_load_failed',
-    `${path} has no LibreYOLO metadata and its layout is not a detector's: ${found}. ` +
+    `${path} ${why}: ${found}. ` +
       `Expected input [B,3,H,W] and output [B,4+nc,anchors] (x1,y1,x2,y2 in input pixels, then class scores). ${advice}`,
     { suggestion: advice });
 }
@@ -128,7 +129,7 @@ async function loadOnnxModel(path: string, options: LoadOptions): Promise<LibreY
   const input = summary.inputs[0];
   const output = summary.outputs.find((o) => o.name === 'output') ?? summary.outputs[0];
   const io = `input ${input ? `${input.name} ${shapeText(input.shape)}` : '(none)'}, output ${output ? `${output.name} ${shapeText(output.shape)}` : '(none)'}`;
-  if (!input || input.shape.length !== 4 || (typeof input.shape[1] === 'number' && input.shape[1] !== 3) || output?.shape.length !== 3) throw notDetector(path, io);
+  if (!input || input.shape.length !== 4 || (typeof input.shape[1] === 'number' && input.shape[1] !== 3) || output?.shape.length !== 3) throw notDetector(path, io, md.has('model_family'));
   const familyName = md.get('model_family') ?? 'yolo9';
   let family: ModelFamily;
   try {
@@ -147,7 +148,7 @@ async function loadOnnxModel(path: string, options: LoadOptions): Promise<LibreY
     // No LibreYOLO metadata: torch exports often leave the output's dims symbolic, so run one blank
     // image and check the shape that comes out (the session is reused by predict).
     try {
-      nc = await probeClassCount(engine, path, io, imgsz);
+      nc = await probeClassCount(engine, path, io, typeof input.shape[0] === 'number' ? input.shape[0] : 1, imgsz);
     } catch (err) {
       await engine.close();
       throw err;
@@ -171,19 +172,20 @@ async function loadOnnxModel(path: string, options: LoadOptions): Promise<LibreY
   });
 }
 
-/** Class count from the output of one blank `imgsz` image, or a clear error if it is not [1, 4+nc, anchors]. */
-async function probeClassCount(engine: OnnxFileEngine, path: string, io: string, [h, w]: [number, number]): Promise<number> {
+/** Class count from the output of a blank batch, or a clear error if it is not [B, 4+nc, anchors]. */
+async function probeClassCount(engine: OnnxFileEngine, path: string, io: string, batch: number, [h, w]: [number, number]): Promise<number> {
+  const what = `a blank ${batch}x3x${h}x${w} input`;
   let dims: number[];
   try {
-    dims = (await engine.forward({ dtype: 'float32', dims: [1, 3, h, w], data: new Float32Array(3 * h * w) })).output.dims;
+    dims = (await engine.forward({ dtype: 'float32', dims: [batch, 3, h, w], data: new Float32Array(batch * 3 * h * w) })).output.dims;
   } catch (err) {
     throw new LibreYOLOError('model_load_failed',
-      `ONNX Runtime cannot run ${path} on a 1x3x${h}x${w} image: ${(err as Error).message}. Check that the file is a complete detector export.`, { cause: err });
+      `ONNX Runtime cannot run ${path} on ${what}: ${(err as Error).message}. Check that the file is a complete detector export.`, { cause: err });
   }
   const anchors = anchorsFor(h, w);
-  if (dims.length === 3 && dims[0] === 1 && dims[2] === anchors && dims[1]! > 4) return dims[1]! - 4;
+  if (dims.length === 3 && dims[0] === batch && dims[2] === anchors && dims[1]! > 4) return dims[1]! - 4;
   const transposed = dims.length === 3 && dims[1] === anchors ? ' (anchors before channels: that transposed layout is not supported)' : '';
-  throw notDetector(path, `${io}; a 1x3x${h}x${w} image gives output ${shapeText(dims)}, expected [1,4+nc,${anchors}]${transposed}`);
+  throw notDetector(path, `${io}; ${what} gives output ${shapeText(dims)}, expected [${batch},4+nc,${anchors}]${transposed}`, false);
 }
 
 /**

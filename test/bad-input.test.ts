@@ -178,7 +178,7 @@ describe('bad input', { concurrency: SPAWNS }, () => {
         /^Error: .*classifier\.onnx has no LibreYOLO metadata and its layout is not a detector's: input images \[1,3,64,64\], output logits \[1,3\]\. Expected input \[B,3,H,W\] and output \[B,4\+nc,anchors\]/m,
         /Export the detector with 'libreyolo export model=<weights> format=onnx'/);
       await assert.rejects(LibreYOLO(at('flat.onnx')),
-        expectError('model_load_failed', 4, /a 1x3x64x64 image gives output \[1,3,4096\], expected \[1,4\+nc,84\]/));
+        expectError('model_load_failed', 4, /a blank 1x3x64x64 input gives output \[1,3,4096\], expected \[1,4\+nc,84\]/));
     });
   });
 
