@@ -8,10 +8,10 @@ let ctx: SampleContext | null = null;
 parentPort!.on('message', (msg: WorkerRequest) => {
   if (msg.type === 'init') { ctx = msg.ctx; return; }
   const { id, job } = msg;
-  buildBatch(ctx!, job).then(
+  buildBatch(ctx!, job, true).then(
     (data) => {
       const reply: WorkerReply = { id, ok: true, data };
-      parentPort!.postMessage(reply, [data.images.buffer as ArrayBuffer, data.targets.buffer as ArrayBuffer]);
+      parentPort!.postMessage(reply); // shared buffers: nothing is copied or detached
     },
     (err: unknown) => {
       const reply: WorkerReply = {

@@ -128,12 +128,18 @@ async function buildSample(ctx: SampleContext, job: BatchJob, k: number, out: Ba
   out.counts[k] = trainTransform(item.img, item.boxes, s, ctx.hyp, rand, out.images, k * plane, out.targets, tOff, ctx.maxLabels);
 }
 
-/** Builds a whole batch (all samples concurrently: decodes overlap in sharp's thread pool). */
-export async function buildBatch(ctx: SampleContext, job: BatchJob): Promise<BatchData> {
+/**
+ * Builds a whole batch (all samples concurrently: decodes overlap in sharp's thread pool). With
+ * `shared`, the tensors live in SharedArrayBuffers, so a worker hands them over without detaching
+ * anything: a detached ArrayBuffer makes V8 drop its fast typed-array paths for the whole isolate,
+ * which slows every later batch of that worker.
+ */
+export async function buildBatch(ctx: SampleContext, job: BatchJob, shared = false): Promise<BatchData> {
   const B = job.indices.length, s = ctx.imgsz;
+  const alloc = (n: number): Float32Array => (shared ? new Float32Array(new SharedArrayBuffer(n * 4)) : new Float32Array(n));
   const out: BatchData = {
-    images: new Float32Array(B * 3 * s * s),
-    targets: new Float32Array(B * ctx.maxLabels * 5),
+    images: alloc(B * 3 * s * s),
+    targets: alloc(B * ctx.maxLabels * 5),
     origShapes: new Array(B),
     counts: new Array(B),
   };
@@ -187,7 +193,8 @@ class WorkerPool {
     if (!p) return;
     this.pending.delete(msg.id);
     if (--p.w.busy === 0) p.w.worker.unref();
-    if (msg.ok) p.resolve(msg.data);
+    // Copy out of the shared buffers: consumers may transfer or keep the batch tensors freely.
+    if (msg.ok) p.resolve({ ...msg.data, images: new Float32Array(msg.data.images), targets: new Float32Array(msg.data.targets) });
     else p.reject(isErrorCode(msg.code) ? new LibreYOLOError(msg.code, msg.message) : new Error(msg.message));
   }
 
