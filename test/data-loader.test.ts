@@ -145,3 +145,22 @@ describe('data loader', () => {
     }
   });
 });
+
+describe('data loader cache', () => {
+  it('gives the same batches with the image cache on', async () => {
+    const opts = { imgsz: 64, batch: 4, seed: 5 };
+    const plain = await collect({ ...opts, workers: 0 });
+    const loader = createLoader(split, { ...opts, workers: 1, cache: true });
+    const hashes: string[] = [];
+    for (const _ of [0, 1]) {
+      const h = createHash('sha256');
+      for await (const b of loader.epoch(0)) {
+        h.update(new Uint8Array((b.images.data as Float32Array).buffer)).update(new Uint8Array((b.targets.data as Float32Array).buffer));
+        h.update(JSON.stringify(b.indices));
+      }
+      hashes.push(h.digest('hex'));
+    }
+    await loader.close();
+    assert.deepEqual(hashes, [plain.hash, plain.hash]);
+  });
+});

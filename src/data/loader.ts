@@ -50,6 +50,11 @@ export interface LoaderOptions {
   maxLabels?: number;
   /** Augmentation hyper-parameters (defaults: the original's YOLO9 values). */
   hyp?: Partial<AugmentHyp>;
+  /**
+   * Keep decoded, pre-resized images in memory (the original's `cache="ram"`): each worker keeps
+   * the images it has seen, about imgsz^2 * 3 bytes each. Default false.
+   */
+  cache?: boolean;
 }
 
 /** A batch plus where it came from. */
@@ -73,6 +78,8 @@ export interface SampleContext {
   imgsz: number;
   maxLabels: number;
   hyp: AugmentHyp;
+  /** Keep decoded, pre-resized images in memory (per worker). */
+  cache: boolean;
 }
 
 export interface BatchJob {
@@ -89,7 +96,10 @@ export interface BatchData {
   counts: number[];
 }
 
-async function loadItem(ctx: SampleContext, i: number): Promise<LoadedItem> {
+/** Per sample context (one per loader, or per worker): dataset index -> decoded item. */
+const itemCaches = new WeakMap<SampleContext, Map<number, Promise<LoadedItem>>>();
+
+async function decodeItem(ctx: SampleContext, i: number): Promise<LoadedItem> {
   const img = await loadImageFile(ctx.paths[i]!);
   const r = letterboxGeometry(img.width, img.height, ctx.imgsz, ctx.imgsz).ratio;
   return {
@@ -97,6 +107,21 @@ async function loadItem(ctx: SampleContext, i: number): Promise<LoadedItem> {
     boxes: labelsToPixelBoxes(ctx.labels[i]!, img.width, img.height, r),
     origShape: [img.height, img.width],
   };
+}
+
+/** The pre-resized image and its boxes; with the cache on, a private copy of the cached item. */
+async function loadItem(ctx: SampleContext, i: number): Promise<LoadedItem> {
+  if (!ctx.cache) return decodeItem(ctx, i);
+  let itemCache = itemCaches.get(ctx);
+  if (!itemCache) itemCaches.set(ctx, (itemCache = new Map()));
+  let p = itemCache.get(i);
+  if (!p) {
+    p = decodeItem(ctx, i);
+    itemCache.set(i, p);
+    p.catch(() => itemCache.delete(i));
+  }
+  const it = await p;
+  return { img: { ...it.img, data: it.img.data.slice() }, boxes: it.boxes.slice(), origShape: it.origShape };
 }
 
 /** Builds one sample into its slices of the batch tensors; returns its origShape and label count. */
@@ -266,7 +291,7 @@ export class DataLoader {
     this.dropLast = options.dropLast ?? split.images.length >= batch;
     this.maxLabels = options.maxLabels ?? 100;
     const hyp: AugmentHyp = { ...DEFAULT_HYP, ...options.hyp };
-    this.ctx = { paths: split.images, labels: split.labels, imgsz, maxLabels: this.maxLabels, hyp };
+    this.ctx = { paths: split.images, labels: split.labels, imgsz, maxLabels: this.maxLabels, hyp, cache: options.cache ?? false };
   }
 
   /** Images in the split. */
