@@ -12,6 +12,7 @@ export class GraphBuilder {
   private readonly scopes: string[] = [];
   private readonly nodeNames = new Set<string>();
   private constantCount = 0;
+  private readonly sharedConstants = new Map<string, string>();
 
   /**
    * Training mode: modules emit BatchNorm with batch statistics and report their updated running
@@ -55,11 +56,19 @@ export class GraphBuilder {
     return path;
   }
 
-  /** A constant tensor (stored as an initializer so passes can read it). */
+  /**
+   * A constant tensor (stored as an initializer so passes can read it). Small constants (scalars,
+   * shapes, axes) are shared by content: a training graph would otherwise carry tens of thousands
+   * of identical initializers, which slows ONNX Runtime's session creation.
+   */
   constant(hint: string, tensor: HostTensor): string {
+    const key = tensor.data.length <= 16 ? `${tensor.dtype}|${tensor.dims.join(',')}|${Array.from(tensor.data as ArrayLike<number | bigint>).join(',')}` : null;
+    const shared = key ? this.sharedConstants.get(key) : undefined;
+    if (shared && this.graph.initializers.has(shared)) return shared;
     let name = `${this.prefix()}/${hint}_const${this.constantCount++}`;
     while (this.graph.initializers.has(name)) name = `${this.prefix()}/${hint}_const${this.constantCount++}`;
     this.graph.initializers.set(name, tensor);
+    if (key) this.sharedConstants.set(key, name);
     return name;
   }
 

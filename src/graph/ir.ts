@@ -66,6 +66,17 @@ export class Graph {
     for (const name of [...this.initializers.keys()]) if (!used.has(name)) this.initializers.delete(name);
   }
 
+  /** A copy whose node list, IO lists and initializer map can be changed independently (tensors shared). */
+  clone(): Graph {
+    const g = new Graph(this.name);
+    g.nodes = this.nodes.map((n) => ({ ...n, inputs: [...n.inputs], outputs: [...n.outputs], attrs: { ...n.attrs } }));
+    g.inputs = this.inputs.map((v) => ({ ...v, shape: [...v.shape] }));
+    g.outputs = this.outputs.map((v) => ({ ...v, shape: [...v.shape] }));
+    g.initializers = new Map(this.initializers);
+    g.metadata = new Map(this.metadata);
+    return g;
+  }
+
   /** Renames a value everywhere it is read. */
   replaceUses(from: string, to: string): void {
     for (const n of this.nodes) n.inputs = n.inputs.map((v) => (v === from ? to : v));

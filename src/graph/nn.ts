@@ -22,38 +22,23 @@ export function batchNorm(b: GraphBuilder, x: string, scale: string, bias: strin
 }
 
 /**
- * Training-mode BatchNorm from primitives (batch statistics over N,H,W), so the autodiff pass
- * differentiates it with the generic rules. Returns the output and the updated running stats
- * (running = (1 - momentum) * running + momentum * batch, unbiased batch variance, as PyTorch).
+ * Training-mode BatchNorm (batch statistics over N,H,W) as one composite node `BatchNormTrain`
+ * (outputs y, batch mean, biased batch variance, each stat `[1,C,1,1]`). The autodiff pass uses its
+ * closed-form gradient; `lowerComposites` expands it into ONNX primitives before a session is made.
+ * Returns y and the updated running stats (running = (1 - m) * running + m * batch, unbiased
+ * batch variance, as PyTorch).
  */
 export function batchNormTrain(
   b: GraphBuilder, x: string, scale: string, bias: string, runningMean: string, runningVar: string,
-  opts: { eps: number; momentum: number; channels: number },
+  opts: { eps: number; momentum: number; channels: number; preciseStats?: boolean },
 ): { y: string; mean: string; variance: string } {
   const c = opts.channels;
-  // Statistics as PyTorch's CPU kernel computes them: accumulated in float64, then applied as
-  // y = x * alpha + beta with alpha = gamma / sqrt(var + eps), beta = b - mean * alpha (float32).
-  // The float64 values ride on float32 twins through StopGradient, so gradients stay float32.
-  const axes = { axes: ints([0, 2, 3]), keepdims: i(1) };
-  const stop = (v: string): string => b.op('Identity', [v], {}, { name: 'bn/StopGradient' });
-  const x64 = b.op('Cast', [stop(x)], { to: i(11) });
-  const mean64 = b.op('ReduceMean', [x64], axes, { name: 'bn/BatchMean64' });
-  const c64 = b.op('Sub', [x64, mean64]);
-  const var64 = b.op('ReduceMean', [b.op('Mul', [c64, c64])], axes, { name: 'bn/BatchVar64' });
-  const meanF = b.op('ReduceMean', [x], axes, { name: 'bn/BatchMean' });
-  const centredF = b.op('Sub', [x, meanF], {}, { name: 'bn/Centre' });
-  const varF = b.op('ReduceMean', [b.op('Mul', [centredF, centredF], {}, { name: 'bn/Square' })], axes, { name: 'bn/BatchVar' });
-  const precise = (f32: string, f64: string): string => b.op('Add', [f32, stop(b.op('Sub', [b.op('Cast', [f64], { to: i(1) }), f32]))]);
-  const mean = precise(meanF, mean64);
-  const variance = precise(varF, var64);
-  // invstd from the float64 variance, rounded once to float32 (as the saved invstd in PyTorch).
-  const invStdF = b.op('Reciprocal', [b.op('Sqrt', [b.op('Add', [varF, b.scalar(opts.eps, 'eps')])])]);
-  const invStd64 = b.op('Reciprocal', [b.op('Sqrt', [b.op('Add', [var64, b.constant('eps64', { dtype: 'float64', dims: [], data: Float64Array.of(opts.eps) })])])]);
-  const invStd = precise(invStdF, invStd64);
-  const alpha = b.op('Mul', [invStd, reshape(b, scale, [1, c, 1, 1])], {}, { name: 'bn/Scale' });
-  const beta = b.op('Sub', [reshape(b, bias, [1, c, 1, 1]), b.op('Mul', [mean, alpha])]);
-  const y = b.op('Add', [b.op('Mul', [x, alpha], {}, { name: 'bn/Normalize' }), beta], {}, { name: 'bn/Shift' });
+  const [y, mean, variance] = b.opMulti('BatchNormTrain', [x, scale, bias], 3, {
+    epsilon: f(opts.eps), precise_stats: i(opts.preciseStats === false ? 0 : 1),
+  }, { name: 'bn/BatchNormTrain' }) as [string, string, string];
+  b.graph.nodes[b.graph.nodes.length - 1]!.domain = COMPOSITE_DOMAIN;
   const m = opts.momentum;
+  const stop = (v: string): string => b.op('Identity', [v], {}, { name: 'bn/StopGradient' });
   // Unbiased variance for the running estimate: n / (n - 1) with n = N*H*W = size(x) / C.
   const n = b.op('Div', [b.op('Cast', [b.op('Size', [x])], { to: i(1) }), b.scalar(c)]);
   const unbiased = b.op('Div', [n, b.op('Max', [b.op('Sub', [n, b.scalar(1)]), b.scalar(1)])]);
@@ -62,6 +47,9 @@ export function batchNormTrain(
   const newVar = b.op('Add', [b.op('Mul', [runningVar, b.scalar(1 - m)]), b.op('Mul', [batchVar, b.scalar(m)])], {}, { name: 'bn/RunningVar' });
   return { y, mean: newMean, variance: newVar };
 }
+
+/** Domain of the package's composite ops (never serialised: lowered to ONNX primitives first). */
+export const COMPOSITE_DOMAIN = 'libreyolo.composite';
 
 /** SiLU as x * sigmoid(x): ORT fuses the pair, and the autodiff pass only needs the two rules. */
 export function silu(b: GraphBuilder, x: string): string {

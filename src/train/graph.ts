@@ -10,6 +10,7 @@ import { GraphBuilder } from '../graph/builder.ts';
 import type { Graph } from '../graph/ir.ts';
 import { appendGradients } from '../graph/autodiff/autodiff.ts';
 import { probeShapes } from '../graph/autodiff/shapes.ts';
+import { lowerComposites } from '../graph/passes/lower-composites.ts';
 import type { HostTensor } from '../graph/tensor.ts';
 import { emitYolo9Loss } from '../models/yolo9/loss.ts';
 import type { Yolo9Network } from '../models/yolo9/network.ts';
@@ -71,8 +72,11 @@ export async function buildTrainGraph(network: Yolo9Network, cfg: TrainGraphConf
     images: { dtype: 'float32', dims: [cfg.batch, 3, cfg.height, cfg.width], data: new Float32Array(cfg.batch * 3 * cfg.height * cfg.width) },
     targets: { dtype: 'float32', dims: [cfg.batch, cfg.maxTargets, 5], data: new Float32Array(cfg.batch * cfg.maxTargets * 5) },
   };
-  const shapes = await probeShapes(b.graph, feeds);
+  const lowered = b.graph.clone();
+  lowerComposites(lowered);
+  const shapes = await probeShapes(lowered, feeds);
   const grads = appendGradients(b.graph, { loss: 'loss_total', wrt: parameters, shapes });
   for (const key of parameters) b.output(`grad.${key}`, grads.get(key)!, 'float32', shapes.get(key)!.dims);
+  lowerComposites(b.graph);
   return { graph: b.graph, parameters, buffers, runningStats };
 }

@@ -1,0 +1,64 @@
+/**
+ * The low-level check API: loss components and the gradient of every parameter (by state_dict key)
+ * for one batch in train mode, leaving the model's weights and BN buffers untouched. Steps are
+ * cached per (device, input shape) on the network.
+ */
+import { LibreYOLOError } from '../errors.ts';
+import type { Yolo9Network } from '../models/yolo9/network.ts';
+import type { Device } from '../runtime/device.ts';
+import { TrainStep } from './step.ts';
+
+export interface PlainTensor {
+  data: Float32Array;
+  dims: number[];
+}
+
+export interface LossAndGradients {
+  loss: { total: number; box: number; dfl: number; cls: number };
+  gradients: Record<string, PlainTensor>;
+  /** BN running statistics as they would be after this step (not written to the model). */
+  runningStats: Record<string, PlainTensor>;
+  numFg: number;
+}
+
+const steps = new WeakMap<Yolo9Network, Map<string, Promise<TrainStep>>>();
+
+function checkTensor(name: string, t: PlainTensor | undefined, rank: number, last?: number): asserts t is PlainTensor {
+  if (!t || !(t.data instanceof Float32Array) || !Array.isArray(t.dims) || t.dims.length !== rank || (last !== undefined && t.dims[rank - 1] !== last)) {
+    throw new LibreYOLOError('config_type_error', `${name} must be { data: Float32Array, dims: [${rank === 4 ? 'B, 3, H, W' : 'B, M, 5'}] }`);
+  }
+  if (t.data.length !== t.dims.reduce((a, b) => a * b, 1)) throw new LibreYOLOError('config_type_error', `${name}.data has ${t.data.length} values but dims [${t.dims.join(', ')}] need ${t.dims.reduce((a, b) => a * b, 1)}`);
+}
+
+export async function lossAndGradients(network: Yolo9Network, device: Device, images: PlainTensor, targets: PlainTensor, threads?: number): Promise<LossAndGradients> {
+  checkTensor('images', images, 4);
+  checkTensor('targets', targets, 3, 5);
+  const [b, c, h, w] = images.dims as [number, number, number, number];
+  if (c !== 3 || h % 32 || w % 32) throw new LibreYOLOError('invalid_imgsz', `images must be [B, 3, H, W] with H and W multiples of 32, got [${images.dims.join(', ')}]`);
+  if (targets.dims[0] !== b) throw new LibreYOLOError('config_type_error', `targets batch ${targets.dims[0]} does not match images batch ${b}`);
+  const key = `${device.id}|${images.dims.join('x')}|${targets.dims[1]}`;
+  let cache = steps.get(network);
+  if (!cache) steps.set(network, (cache = new Map()));
+  let step = cache.get(key);
+  if (!step) {
+    step = TrainStep.create(network, { device, batch: b, imgsz: [h, w], maxTargets: targets.dims[1]!, ...(threads ? { threads } : {}) });
+    cache.set(key, step);
+    step.catch(() => cache.delete(key));
+  }
+  const result = await (await step).run({
+    images: { dtype: 'float32', dims: images.dims, data: images.data },
+    targets: { dtype: 'float32', dims: targets.dims, data: targets.data },
+  });
+  const dimsOf = new Map([...network.namedTensors()].map(([k, p]) => [k, p.dims]));
+  const pack = (m: Map<string, Float32Array>): Record<string, PlainTensor> =>
+    Object.fromEntries([...m].map(([k, data]) => [k, { data, dims: [...dimsOf.get(k)!] }]));
+  return { loss: result.loss, gradients: pack(result.gradients), runningStats: pack(result.runningStats), numFg: result.numFg };
+}
+
+/** Releases the cached train-step sessions of a network. */
+export async function releaseCheckSessions(network: Yolo9Network): Promise<void> {
+  const cache = steps.get(network);
+  if (!cache) return;
+  steps.delete(network);
+  for (const s of cache.values()) await (await s.catch(() => null))?.close();
+}
