@@ -19,6 +19,8 @@ import { captureWebGpu } from './runtime/graph-capture-webgpu.ts';
 import { exportOnnx, type ExportOptions } from './export/onnx-export.ts';
 import { cpuSlowWarning, RECIPE_DTYPE, resolveRecipe, type CastRecipe } from './quantize/recipes.ts';
 import { precisionReport, type PrecisionReport } from './quantize/report.ts';
+import { Yolo9Network } from './models/yolo9/network.ts';
+import { lossAndGradients, releaseCheckSessions, type LossAndGradients, type PlainTensor } from './train/check.ts';
 
 export type ModelFormat = 'pt' | 'safetensors' | 'onnx' | 'fresh';
 
@@ -197,11 +199,25 @@ export class LibreYOLOModel {
     return exportOnnx(this, options);
   }
 
+  /**
+   * Loss components and the gradient of every parameter (by state_dict key) for one batch in train
+   * mode, without changing the weights: `images` `[B,3,H,W]` (RGB 0..1, letterboxed), `targets`
+   * `[B,M,5]` rows `[cls, x1, y1, x2, y2]` normalised to 0..1 (all-zero or class -1 rows are padding).
+   */
+  async lossAndGradients(images: PlainTensor, targets: PlainTensor): Promise<LossAndGradients> {
+    this.ensureOpen();
+    if (!(this.network instanceof Yolo9Network)) {
+      throw new LibreYOLOError('config_unsupported', 'lossAndGradients() needs a trainable model loaded from .pt or .safetensors weights (not an exported .onnx).');
+    }
+    return lossAndGradients(this.network, this.device, images, targets);
+  }
+
   /** Releases the sessions and their worker thread. */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
     await this.release_graphs();
+    if (this.network instanceof Yolo9Network) await releaseCheckSessions(this.network);
     await this.engine.close();
   }
 
