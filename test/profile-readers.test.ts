@@ -196,6 +196,17 @@ describe('profile what-if: arithmetic', () => {
     assert.match(text, /^ {2}img\/s {2}200\.0 -> ~250 \(\+25%\)$/m);
   });
 
+  it('with a separate traced window, the gain is worked out there and applied to the timed step', async () => {
+    const p = await crafted('window', {
+      step_ms: 10, host_overhead_ms_per_step: 8, launches_per_step: 100, gpu_busy_ms_per_step: 12, gpu_util: 0.6, img_per_s: 100,
+      config: { batch: 1 }, trace_window: { separate: true, steps: 10, forward_ms: 15, profiler_overhead_pct: 25, step_ms: 20 },
+    });
+    const j = JSON.parse((await cli('profile', 'what-if', p, '--remove-launches', '50', '--json')).stdout);
+    // Window: 8 ms / 100 launches = 80 us; 20 - 4 = 16 ms, i.e. -20%, so the timed 10 ms step -> 8 ms.
+    assert.deepEqual(j.step_ms, { now: 10, projected: 8 });
+    assert.deepEqual(j.img_per_s, { now: 100, projected: 125 });
+  });
+
   it('from 80% up: less device work, and launches alone change nothing', async () => {
     const p = await crafted('compute', {
       step_ms: 10, host_overhead_ms_per_step: 1, launches_per_step: 100, gpu_busy_ms_per_step: 9, gpu_util: 0.9, img_per_s: 200,

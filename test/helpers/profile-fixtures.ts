@@ -63,8 +63,9 @@ export async function cli(...args: string[]): Promise<{ code: number; stdout: st
   const out: string[] = [];
   const err: string[] = [];
   const write = { out: process.stdout.write.bind(process.stdout), err: process.stderr.write.bind(process.stderr) };
-  process.stdout.write = ((s: string | Uint8Array) => { out.push(String(s)); return true; }) as typeof process.stdout.write;
-  process.stderr.write = ((s: string | Uint8Array) => { err.push(String(s)); return true; }) as typeof process.stderr.write;
+  // The CLI writes strings; the test runner's own events (binary) still go through.
+  process.stdout.write = ((s: string | Uint8Array, ...rest: never[]) => (typeof s === 'string' ? out.push(s) > 0 : write.out(s, ...rest))) as typeof process.stdout.write;
+  process.stderr.write = ((s: string | Uint8Array, ...rest: never[]) => (typeof s === 'string' ? err.push(s) > 0 : write.err(s, ...rest))) as typeof process.stderr.write;
   try {
     const code = await main(args);
     return { code, stdout: out.join(''), stderr: err.join('') };

@@ -20,6 +20,9 @@ export function whatIfReader(a: ProfileAnalysis, o: WhatIfOptions): ReaderOutput
     throw new ProfileError('specify --remove-category or --remove-launches', 2);
   }
   const step = a.step_ms;
+  // Device time and host overhead were measured in the traced steps when those were separate: the
+  // gain is worked out there and applied to the timed step as a ratio.
+  const stepW = a.trace_window?.step_ms || step;
   const batch = Number(a.config?.batch) || 0;
   const host = a.host_overhead_ms_per_step || 0;
   const launches = a.launches_per_step || 1;
@@ -36,15 +39,16 @@ export function whatIfReader(a: ProfileAnalysis, o: WhatIfOptions): ReaderOutput
     // Launches attributed to the category by its share of device time.
     removedLaunches += Math.trunc((launches * cat.ms_per_step) / (gpu || 1));
   }
-  let newStep: number;
+  let newStepW: number;
   let mechanism: string;
   if (util < 0.8) {
-    newStep = Math.max(step - removedLaunches * perLaunchMs, gpu + (a.dataload_ms || 0));
+    newStepW = Math.max(stepW - removedLaunches * perLaunchMs, gpu + (a.dataload_ms || 0));
     mechanism = `host/launch-bound: ~${removedLaunches} fewer launches x ~${pyFixed(perLaunchMs * 1000, 0)}us host cost`;
   } else {
-    newStep = Math.max(step - removedGpu, host);
+    newStepW = Math.max(stepW - removedGpu, host);
     mechanism = `compute-bound: ~${pyFixed(removedGpu, 1)} ms less GPU work`;
   }
+  const newStep = stepW === step ? newStepW : step * (newStepW / stepW);
   const cur = a.img_per_s;
   const newImgs = batch && newStep ? pyRound(batch / (newStep / 1000), 1) : null;
   const json = {
