@@ -228,7 +228,9 @@ export async function ensureDataset(cfg: DatasetConfig, options: DatasetOptions 
   const env = options.env ?? process.env;
   if (!cfg.download) {
     const what = (cfg.splits.train ?? cfg.splits.val ?? []).join(', ');
-    throw missingError(cfg, `${what || 'the train/val paths'} do not exist or are empty, and the YAML has no download URL`, env);
+    const script = typeof cfg.raw.download === 'string' && cfg.raw.download.trim() !== '';
+    throw missingError(cfg, `${what || 'the train/val paths'} do not exist or are empty, and the YAML has no download URL` +
+      (script ? ' (its download entry is a script, which this package does not run)' : ''), env);
   }
   if (options.allowDownload === false) throw missingError(cfg, `it is not on disk and downloading is disabled, so ${cfg.download} was not fetched`, env);
   if (truthy(env.HF_HUB_OFFLINE)) {
