@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { i, ints, s } from '../src/graph/builder.ts';
 import { registeredOps } from '../src/graph/autodiff/rules.ts';
-import { int64, float32 } from '../src/graph/nn.ts';
+import { batchNormTrain, int64, float32 } from '../src/graph/nn.ts';
 import { gradCheck, type GradInput } from './helpers/gradcheck.ts';
 import type { GraphBuilder } from '../src/graph/builder.ts';
 
@@ -56,6 +56,15 @@ const CASES: Case[] = [
   { op: 'MaxPool', name: '3x3 stride 2', inputs: [{ name: 'x', dims: [1, 2, 8, 8] }], emit: (b, [x]) => b.op('MaxPool', [x!], { kernel_shape: ints([3, 3]), pads: ints([1, 1, 1, 1]), strides: ints([2, 2]) }) },
   { op: 'AveragePool', name: '2x2 stride 1', inputs: [{ name: 'x', dims: [2, 3, 5, 5] }], emit: (b, [x]) => b.op('AveragePool', [x!], { kernel_shape: ints([2, 2]), strides: ints([1, 1]), pads: ints([0, 0, 0, 0]), count_include_pad: i(1) }) },
   { op: 'Resize', name: 'nearest x2', inputs: [{ name: 'x', dims: [1, 2, 3, 4] }], emit: (b, [x]) => b.op('Resize', [x!, '', b.constant('sc', float32([1, 1, 2, 2], [4]))], { mode: s('nearest'), coordinate_transformation_mode: s('asymmetric'), nearest_mode: s('floor') }) },
+  {
+    op: 'BatchNormTrain', name: 'composite, closed-form gradient (precise and float32 statistics)',
+    inputs: [{ name: 'x', dims: [3, 4, 5, 5] }, { name: 'gamma', dims: [4], data: positive(4) }, { name: 'beta', dims: [4] }],
+    emit: (b, [x, g, bt]) => {
+      const a = batchNormTrain(b, x!, g!, bt!, b.scalar(0), b.scalar(1), { eps: 1e-3, momentum: 0.03, channels: 4 }).y;
+      const c = batchNormTrain(b, x!, g!, bt!, b.scalar(0), b.scalar(1), { eps: 1e-3, momentum: 0.03, channels: 4, preciseStats: false }).y;
+      return b.op('Add', [a, b.op('Mul', [c, b.scalar(0.5)])]);
+    },
+  },
 ];
 
 describe('autodiff rules (finite differences through ORT)', () => {

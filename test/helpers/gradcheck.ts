@@ -8,6 +8,8 @@ import { GraphBuilder } from '../../src/graph/builder.ts';
 import { appendGradients } from '../../src/graph/autodiff/autodiff.ts';
 import { probeShapes } from '../../src/graph/autodiff/shapes.ts';
 import { serializeModel } from '../../src/graph/onnx.ts';
+import { lowerComposites } from '../../src/graph/passes/lower-composites.ts';
+import type { Graph } from '../../src/graph/ir.ts';
 import { seededRandom } from '../../src/models/yolo9/init.ts';
 import type { HostTensor } from '../../src/graph/tensor.ts';
 
@@ -41,16 +43,22 @@ export async function gradCheck(
     return b.input(inp.name, 'float32', inp.dims);
   });
   const y = emit(b, names);
-  const probe = await probeShapes(b.graph, feeds);
+  const lowered = (): Graph => {
+    const g = b.graph.clone();
+    lowerComposites(g);
+    return g;
+  };
+  const probe = await probeShapes(lowered(), feeds);
   const yDims = probe.get(y)!.dims;
   const r = Float32Array.from({ length: yDims.reduce((p, q) => p * q, 1) }, () => rand() * 2 - 1);
   const weighted = b.op('Mul', [y, b.constant('R', { dtype: 'float32', dims: yDims, data: r })]);
   const loss = b.op('ReduceSum', [weighted], { keepdims: { i: 0 } });
   b.output('loss', loss, 'float32', []);
   const wrt = inputs.filter((inp) => inp.grad !== false).map((inp) => inp.name);
-  const shapes = await probeShapes(b.graph, feeds);
+  const shapes = await probeShapes(lowered(), feeds);
   const grads = appendGradients(b.graph, { loss: 'loss', wrt, shapes });
   for (const w of wrt) b.output(`grad_${w}`, grads.get(w)!, 'float32', feeds[w]!.dims);
+  lowerComposites(b.graph);
   const session = await ort.InferenceSession.create(serializeModel(b.graph), { graphOptimizationLevel: 'disabled', intraOpNumThreads: 1 });
   const run = async (f: Record<string, HostTensor>): Promise<ort.InferenceSession.ReturnType> => {
     const o: Record<string, ort.Tensor> = {};
