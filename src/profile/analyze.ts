@@ -231,7 +231,8 @@ export function analyzeTrace(data: unknown, options: AnalyzeOptions = {}): Profi
   const launches = Math.floor(kernelCount / n);
   const peakVram = summary.analysis?.peak_vram_mb ?? (arenaPeak ? pyRound(arenaPeak / 1e6, 1) : null);
   const rss = traceEventsOf(data).filter((e) => e?.ph === 'C' && e.name === 'memory').map((e) => Number(arg(e, 'rss_mb')) || 0);
-  const peakRss = rss.length ? pyRound(Math.max(...rss), 1) : (summary.peak_rss_mb ?? null);
+  const rssPeaks = [...rss, ...(typeof summary.peak_rss_mb === 'number' ? [summary.peak_rss_mb] : [])];
+  const peakRss = rssPeaks.length ? pyRound(Math.max(...rssPeaks), 1) : null;
 
   let bound = summary.bound || '';
   let why = summary.bound_why ?? '';

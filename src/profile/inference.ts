@@ -1,8 +1,9 @@
 /**
- * Profiling the inference path: warmup, then measured `predict` calls exactly as a user makes them
+ * Profiling the inference path: warmup, then timed `predict` calls exactly as a user makes them
  * (decode, letterbox, forward in the session worker, NMS, Results), each a step. Latency is the wall
- * time of a call; the stage split is the per-image `Results.speed`. With a trace, ORT profiles the
- * session and the host spans mark the phases; without one, the stage times alone give the verdict.
+ * time of a call; the stage split is the per-image `Results.speed`. With a trace, a few further
+ * steps run on a session with ORT's profiler on (its per-node cost would distort the timed numbers)
+ * and the host spans mark their phases; without one, the stage times alone give the verdict.
  */
 import { performance } from 'node:perf_hooks';
 import type { LibreYOLOModel } from '../model.ts';

@@ -42,7 +42,8 @@ export function compareReader(a: ProfileAnalysis, b: ProfileAnalysis, beforePath
     launches_per_step: { before: a.launches_per_step, after: b.launches_per_step },
     bound: { before: a.bound, after: b.bound },
   };
-  const tag = sig.significant === true ? '  [significant]' : sig.significant === false ? '  [NOT significant]' : `  [${sig.why}]`;
+  // Unlike the original's bare tag, the text also shows the comparison that was made.
+  const tag = sig.significant === null ? `  [${sig.why}]` : `  [${sig.significant ? 'significant' : 'NOT significant'}: ${sig.why}]`;
   const lines = [`img/s          ${pyF(a.img_per_s)} -> ${pyF(b.img_per_s)}${pctChange(a.img_per_s || 0, b.img_per_s || 0)}${tag}`];
   if (pa && pb) lines.push(`ms/image       ${pyF(pa)} -> ${pyF(pb)}${pctChange(pa, pb)}   (batch-independent speed)`);
   lines.push(
