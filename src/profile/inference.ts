@@ -71,7 +71,7 @@ export function untracedProfile(summary: ProfileSummary): ProfileAnalysis {
       phase: p, gpu_ms_per_step: 0.0, wall_ms_per_step: stages[p], kernels_per_step: 0, ops_per_step: 0, unique_kernels: 0,
     })),
     phases_gpu: [], kernels_by_phase: {}, ops_by_phase: {}, top_kernels: [], kernels: [], ops: [],
-    ...(summary.notes?.length ? { notes: summary.notes } : {}),
+    notes: [...(summary.notes ?? []), 'no trace (--no-trace): kernel, utilisation, host-overhead and device-memory fields are empty or 0'],
   };
   a.metrics = {
     img_per_s: a.img_per_s, step_ms: a.step_ms, gpu_util: a.gpu_util, gpu_busy_ms: a.gpu_busy_ms_per_step, mean_kernel_us: a.mean_kernel_us,
