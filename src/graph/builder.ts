@@ -19,6 +19,8 @@ export class GraphBuilder {
    * stats through `runningStatOutputs` (parameter path -> value name).
    */
   training = false;
+  /** In training mode, accumulate BatchNorm statistics in float64 (PyTorch's CPU behaviour). */
+  preciseStats = true;
   readonly runningStatOutputs = new Map<string, string>();
 
   constructor(name?: string | Graph) {

@@ -20,6 +20,11 @@ export interface TrainGraphConfig {
   height: number;
   width: number;
   maxTargets: number;
+  /**
+   * Accumulate BatchNorm statistics in float64, as PyTorch's CPU kernel does (default true: the
+   * parity setting). False keeps them in float32, which is faster and plenty for training.
+   */
+  preciseStats?: boolean;
 }
 
 export interface TrainGraph {
@@ -45,6 +50,7 @@ export function parameterFeeds(network: Yolo9Network, keys: Iterable<string>): R
 export async function buildTrainGraph(network: Yolo9Network, cfg: TrainGraphConfig): Promise<TrainGraph> {
   const b = new GraphBuilder('libreyolo_train');
   b.training = true;
+  b.preciseStats = cfg.preciseStats !== false;
   const images = b.input('images', 'float32', [cfg.batch, 3, cfg.height, cfg.width]);
   const targets = b.input('targets', 'float32', [cfg.batch, cfg.maxTargets, 5]);
   const levels = network.forward(b, images);

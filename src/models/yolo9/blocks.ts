@@ -30,7 +30,7 @@ export class ConvBN extends Module {
   /** Batch statistics; the updated running stats become graph outputs named by their state_dict keys. */
   private trainNorm(b: GraphBuilder, y: string): string {
     const out = batchNormTrain(b, y, this.use(b, 'bn.weight'), this.use(b, 'bn.bias'), this.use(b, 'bn.running_mean'), this.use(b, 'bn.running_var'),
-      { eps: BN_EPS, momentum: BN_MOMENTUM, channels: this.cout });
+      { eps: BN_EPS, momentum: BN_MOMENTUM, channels: this.cout, preciseStats: b.preciseStats });
     b.runningStatOutputs.set(this.tensorPath('bn.running_mean'), out.mean);
     b.runningStatOutputs.set(this.tensorPath('bn.running_var'), out.variance);
     return out.y;

@@ -1,0 +1,63 @@
+/**
+ * Runs the train step for batches of any size: `TrainStep` sessions have a static batch, so one is
+ * created per batch size seen (normally one; a second only for a dataset smaller than the batch).
+ * The step's ORT run is bracketed as the `forward` phase for a profiler; its gradient nodes carry
+ * `/backward/` names, so kernels are attributed to `backward` from the ORT profile.
+ */
+import type { Device } from '../runtime/device.ts';
+import type { Yolo9Network } from '../models/yolo9/network.ts';
+import { TrainStep } from './step.ts';
+import type { StepResult, TrainBatch } from './types.ts';
+
+export type PhaseFn = <T>(name: 'to_device' | 'forward' | 'backward' | 'optimizer', fn: () => Promise<T>) => Promise<T>;
+
+export interface StepRunnerOptions {
+  device: Device;
+  threads?: number;
+  imgsz: [number, number];
+  maxTargets: number;
+}
+
+export interface StepRunner {
+  run(batch: TrainBatch, phase?: PhaseFn): Promise<StepResult>;
+  /** The underlying steps, by batch size (for profiling hooks). */
+  readonly steps: ReadonlyMap<number, TrainStep>;
+  close(): Promise<void>;
+}
+
+const direct: PhaseFn = (_name, fn) => fn();
+
+export async function openStepRunner(network: Yolo9Network, options: StepRunnerOptions): Promise<StepRunner> {
+  const steps = new Map<number, Promise<TrainStep>>();
+  const ready = new Map<number, TrainStep>();
+  const get = (batch: number): Promise<TrainStep> => {
+    let s = steps.get(batch);
+    if (!s) {
+      s = TrainStep.create(network, { ...options, batch }).then((st) => {
+        ready.set(batch, st);
+        return st;
+      });
+      steps.set(batch, s);
+    }
+    return s;
+  };
+  return {
+    steps: ready,
+    async run(batch, phase = direct) {
+      const step = await get(batch.images.dims[0]!);
+      return phase('forward', () => step.run(batch));
+    },
+    async close() {
+      const all = [...steps.values()];
+      steps.clear();
+      ready.clear();
+      for (const s of all) {
+        try {
+          await (await s).close();
+        } catch {
+          // a step that failed to start has nothing to release
+        }
+      }
+    },
+  };
+}

@@ -1,0 +1,548 @@
+/**
+ * The training loop (yolo9.md 4.4-4.8): epochs of forward + loss + backward on ONNX Runtime (one
+ * session per step shape, `TrainStep`), the optimizer and LR schedule on the host, EMA of the
+ * weights, gradient accumulation when the nominal batch `nbs` exceeds the micro-batch, close-mosaic
+ * for the last `no_aug_epochs`, validation every `eval_interval` epochs on the EMA weights, and the
+ * run directory `runs/train/<name>[N]/` with `weights/last.pt`, `best.pt`, `epoch_<n>.pt`,
+ * `results.csv`, `train_config.yaml` and `summary.json`.
+ *
+ * The network being trained is a copy: the model passed to `trainModel` keeps its weights and
+ * sessions. After training, load `best_checkpoint` (or `last_checkpoint`) to use the result.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { cpus } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { LibreYOLOError } from '../errors.ts';
+import type { Parameter } from '../graph/module.ts';
+import type { HostTensor } from '../graph/tensor.ts';
+import { LibreYOLOModel } from '../model.ts';
+import { GraphEngine } from '../runtime/graph-engine.ts';
+import { defaultWarn, type Warn } from '../predict/options.ts';
+import { parseDevice, type Device } from '../runtime/device.ts';
+import { initializeFresh, seededRandom } from '../models/yolo9/init.ts';
+import { YOLO9_STRIDES } from '../models/yolo9/config.ts';
+import { yolo9Family } from '../models/yolo9/family.ts';
+import type { Yolo9Network } from '../models/yolo9/network.ts';
+import { loadCheckpointFile } from '../weights/checkpoint.ts';
+import { resolveWeights } from '../weights/hub.ts';
+import { makeRunDir, ResultsCsv, writeJson, writeYaml, type CsvValue } from './artifacts.ts';
+import { BEST_METRIC_KEY, NO_BEST, readTrainingCheckpoint, saveTrainingCheckpoint, type BestState, type ResumeState } from './checkpoint.ts';
+import { accumulateSteps, resolveTrainConfig, type TrainConfig } from './config.ts';
+import { ModelEMA } from './ema.ts';
+import { Optimizer } from './optimizer.ts';
+import { EpochProgress } from './progress.ts';
+import { LRSchedule } from './schedule.ts';
+import type { LossComponents, StepResult, TrainBatch } from './types.ts';
+import { loadTrainDataConfig, openTrainData, type TrainData } from './data.ts';
+import { openStepRunner, type StepRunner } from './runner.ts';
+import { validate } from '../val/validate.ts';
+import type { DatasetConfig } from '../data/dataset.ts';
+
+/** Validation metrics under the original's results.csv names (`metrics/mAP50-95`, `metrics/mAP50`, ...). */
+export type ValMetrics = Record<string, number>;
+
+/** Options of `trainModel` / `model.train()`: any TrainConfig field (snake_case or camelCase), plus `cfg`. */
+export type TrainOptions = Partial<TrainConfig> & { cfg?: string } & Record<string, unknown>;
+
+/** The original's results dict (returned, and stored in summary.json). */
+export interface TrainResults {
+  final_loss: number | null;
+  epoch_losses: number[];
+  epoch_lrs: number[];
+  /** Per epoch: mean weighted `{box, dfl, cls}`. */
+  epoch_loss_items: Array<{ box: number; dfl: number; cls: number }>;
+  /** Metrics of the last validation (null if none ran). */
+  val_metrics: ValMetrics | null;
+  /** Per validated epoch (1-based), its metrics. */
+  epoch_metrics: Array<{ epoch: number } & ValMetrics>;
+  best_mAP50: number;
+  best_mAP50_95: number;
+  best_epoch: number;
+  save_dir: string;
+  best_checkpoint: string | null;
+  last_checkpoint: string | null;
+}
+
+export type TrainPhase = 'to_device' | 'forward' | 'backward' | 'optimizer';
+
+/**
+ * Hooks the training profiler plugs into (profile.md 9.3-9.4). `wrapLoader` times the data wait,
+ * `phase` brackets each phase of a step, `step` ends an iteration; once `finished`, a
+ * profile-then-stop run ends after that iteration without validating or checkpointing.
+ */
+export interface TrainProfiler {
+  wrapLoader<T>(batches: AsyncIterable<T>): AsyncIterable<T>;
+  phase<T>(name: TrainPhase, fn: () => Promise<T>): Promise<T>;
+  step(): Promise<void>;
+  readonly finished: boolean;
+}
+
+export interface TrainRuntime {
+  warn?: Warn;
+  /** Where progress goes (default process.stderr). */
+  stream?: NodeJS.WriteStream;
+  /** Directory that relative project/data paths are resolved against (default cwd). */
+  cwd?: string;
+  /** Builds the profiler once the run directory and meta are known (used when `profile` is on). */
+  profiler?: (ctx: { saveDir: string; device: Device; meta: Record<string, unknown>; warmup: number; steps: number; stepRunner: StepRunner }) => Promise<TrainProfiler>;
+}
+
+function stateDictOf(named: Iterable<[string, Parameter]>): Map<string, HostTensor> {
+  return new Map([...named].map(([k, p]) => [k, p.value]));
+}
+
+function snapshot(sd: Map<string, HostTensor>): Map<string, HostTensor> {
+  return new Map([...sd].map(([k, t]) => [k, { dtype: t.dtype, dims: [...t.dims], data: t.data.slice() }]));
+}
+
+/**
+ * A copy of `network` whose class layers fit `nc`: only each `head.cv3.<i>.2` conv is replaced
+ * (hidden width kept, weights U(+-1/sqrt(fan_in)), bias at the class prior), as the original's
+ * `_rebuild_for_new_classes`.
+ */
+export function networkForClasses(sd: Map<string, HostTensor>, size: string, nc: number, seed: number): Yolo9Network {
+  const out = new Map(sd);
+  const rand = seededRandom(seed + 7919);
+  for (let level = 0; level < 3; level++) {
+    const wKey = `head.cv3.${level}.2.weight`;
+    const old = sd.get(wKey);
+    if (!old) throw new LibreYOLOError('model_load_failed', `Cannot adapt the head to ${nc} classes: ${wKey} is missing.`);
+    if (old.dims[0] === nc) continue;
+    const width = old.dims[1]!;
+    const bound = 1 / Math.sqrt(width);
+    const w = new Float32Array(nc * width).map(() => (rand() * 2 - 1) * bound);
+    const prior = Math.log(5 / nc / (640 / YOLO9_STRIDES[level]!) ** 2);
+    out.set(wKey, { dtype: 'float32', dims: [nc, width, 1, 1], data: w });
+    out.set(`head.cv3.${level}.2.bias`, { dtype: 'float32', dims: [nc], data: new Float32Array(nc).fill(prior) });
+  }
+  return yolo9Family.create({ size, stateDict: out }) as Yolo9Network;
+}
+
+/** Copies tensors by key where shapes match (pretrained partial transfer); returns how many. */
+function transferWeights(net: Yolo9Network, sd: Map<string, HostTensor>): number {
+  let n = 0;
+  for (const [k, p] of net.namedTensors()) {
+    const t = sd.get(k);
+    if (!t || t.dims.join(',') !== p.dims.join(',') || t.dtype !== p.value.dtype) continue;
+    (p.value.data as Float32Array).set(t.data as Float32Array);
+    n++;
+  }
+  return n;
+}
+
+/**
+ * After a train-mode step: copies the BatchNorm running stats the step computed into the network's
+ * buffers and counts the batch in each BN's `num_batches_tracked`, as torch's train-mode forward does.
+ */
+export function applyRunningStats(network: Yolo9Network, stats: Map<string, Float32Array>): void {
+  for (const [k, p] of network.namedTensors()) {
+    if (p.kind !== 'buffer') continue;
+    const s = stats.get(k);
+    if (s) (p.value.data as Float32Array).set(s);
+    else if (k.endsWith('num_batches_tracked') && stats.has(`${k.slice(0, -'num_batches_tracked'.length)}running_mean`)) {
+      (p.value.data as BigInt64Array)[0]! += 1n;
+    }
+  }
+}
+
+function mean(xs: number[]): number {
+  return xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : NaN;
+}
+
+/**
+ * A model with fresh (seeded) yolo9 weights, as training from scratch starts: `size` t/s/m/c,
+ * `nc` classes (80 by default; the dataset's class count replaces it when training starts).
+ */
+export function createFreshModel(size: string, options: { nc?: number; device?: string | number; seed?: number; threads?: number } = {}): LibreYOLOModel {
+  const nc = options.nc ?? 80;
+  const network = yolo9Family.create({ size, nc }) as Yolo9Network;
+  if (options.seed) initializeFresh(network, options.seed);
+  const names: Record<number, string> = {};
+  for (let k = 0; k < nc; k++) names[k] = `class${k}`;
+  return new LibreYOLOModel({
+    family: yolo9Family, size, task: 'detect', names, imgsz: [640, 640], weightsPath: null, format: 'fresh', network,
+    engine: new GraphEngine(network, { device: parseDevice(options.device), ...(options.threads ? { threads: options.threads } : {}) }),
+  });
+}
+
+/** Runs training for `model` (a loaded or fresh YOLOv9 checkpoint model). */
+export async function trainModel(model: LibreYOLOModel, options: TrainOptions, runtime: TrainRuntime = {}): Promise<TrainResults> {
+  const trainer = await Trainer.create(model, options, runtime);
+  return trainer.run();
+}
+
+interface EpochStats {
+  losses: LossComponents[];
+  images: number;
+}
+
+export class Trainer {
+  private optimizer!: Optimizer;
+  private schedule!: LRSchedule;
+  private ema: ModelEMA | null = null;
+  private best: BestState = { ...NO_BEST };
+  private startEpoch = 0;
+  private globalStep = 0;
+  private saveDir = '';
+  private csv!: ResultsCsv;
+  private data!: TrainData;
+  private runner!: StepRunner;
+  private profiler: TrainProfiler | null = null;
+  private progress!: EpochProgress;
+  private accumulate = 1;
+  private badValidations = 0;
+  private readonly warn: Warn;
+  private readonly results: TrainResults;
+  private startedAt = 0;
+  private resumeFrom: ResumeState | null = null;
+  private datasetConfig!: DatasetConfig;
+
+  private constructor(
+    readonly config: TrainConfig,
+    readonly network: Yolo9Network,
+    readonly device: Device,
+    readonly names: Record<number, string>,
+    private readonly runtime: TrainRuntime,
+  ) {
+    this.warn = runtime.warn ?? defaultWarn;
+    this.results = {
+      final_loss: null, epoch_losses: [], epoch_lrs: [], epoch_loss_items: [], val_metrics: null, epoch_metrics: [],
+      best_mAP50: 0, best_mAP50_95: 0, best_epoch: 0, save_dir: '', best_checkpoint: null, last_checkpoint: null,
+    };
+  }
+
+  static async create(model: LibreYOLOModel, options: TrainOptions, runtime: TrainRuntime = {}): Promise<Trainer> {
+    const warn = runtime.warn ?? defaultWarn;
+    const cwd = runtime.cwd ?? process.cwd();
+    if (model.family.name !== 'yolo9' || !model.network) {
+      throw new LibreYOLOError('config_unsupported',
+        model.network ? `Training is implemented for yolo9 models; this is a ${model.family.name} model.` : 'Cannot train an exported ONNX model: load the .pt checkpoint instead.');
+    }
+    // Resume: the checkpoint's config is the base, explicit options win (except resume itself).
+    let resume: ResumeState | null = null;
+    let resumePath: string | null = null;
+    const resumeOpt = options.resume;
+    if (resumeOpt !== undefined && resumeOpt !== false && resumeOpt !== 'false') {
+      resumePath = typeof resumeOpt === 'string' && resumeOpt !== 'true' ? resolve(cwd, resumeOpt) : model.weightsPath;
+      if (!resumePath) throw new LibreYOLOError('checkpoint_not_found', 'resume=true needs a model loaded from a training checkpoint (weights/last.pt), or resume=<path>.');
+      resume = await readTrainingCheckpoint(resumePath);
+    }
+    const base: Record<string, unknown> = resume ? { ...resume.config } : {};
+    if (resume) {
+      for (const k of ['resume', 'cfg']) delete base[k];
+    }
+    const config = resolveTrainConfig({ ...base, ...options, ...(resume ? { resume: resumePath } : {}) }, warn);
+
+    const device = parseDevice(config.device === '' ? model.device.id : config.device);
+    const dataCfg = await loadTrainDataConfig(config, { cwd, warn });
+    const names = dataCfg.names;
+    const nc = Object.keys(names).length;
+
+    // The network to train: a copy of the model's, with class layers for the dataset's nc.
+    let network: Yolo9Network;
+    if (resume) {
+      network = yolo9Family.create({ size: model.size, stateDict: resume.trainModel }) as Yolo9Network;
+      if (network.nc !== nc) throw new LibreYOLOError('config_conflict', `Cannot resume: the checkpoint has ${network.nc} classes, the dataset ${nc}.`);
+    } else {
+      const sd = snapshot(stateDictOf(model.network.namedTensors()));
+      network = networkForClasses(sd, model.size, nc, config.seed);
+      if (config.pretrained) {
+        const src = config.pretrained === true ? `LibreYOLO9${model.size}.pt` : config.pretrained;
+        const path = await resolveWeights(src, { cwd });
+        const n = transferWeights(network, (await loadCheckpointFile(path)).stateDict);
+        warn(`pretrained: transferred ${n} tensors from ${path}.`);
+      }
+    }
+    const trainer = new Trainer(config, network, device, names, runtime);
+    trainer.datasetConfig = dataCfg;
+    trainer.resumeFrom = resume;
+    if (resume && resumePath) trainer.saveDir = dirname(dirname(resumePath));
+    return trainer;
+  }
+
+  private log(line: string): void {
+    this.progress.line(line);
+  }
+
+  private named(): Array<[string, Parameter]> {
+    return [...this.network.namedTensors()];
+  }
+
+  private async setup(): Promise<void> {
+    const cfg = this.config;
+    const cwd = this.runtime.cwd ?? process.cwd();
+    this.progress = new EpochProgress({ enabled: cfg.verbose, logInterval: cfg.log_interval, ...(this.runtime.stream ? { stream: this.runtime.stream } : {}) });
+    if (cfg.batch === -1) {
+      // AutoBatch probes device memory on CUDA only; every other device keeps 16 (profile.md 9.10).
+      cfg.batch = 16;
+      this.log(`AutoBatch: no memory probe on ${this.device.id}; using batch=16.`);
+    }
+    if (cfg.amp && this.device.kind === 'cpu') this.log('amp=True is ignored on CPU: training runs in float32.');
+    else if (cfg.amp) this.log(`amp=True: the float16 training path is not available yet on ${this.device.id}; training runs in float32.`);
+
+    this.accumulate = accumulateSteps(cfg);
+    this.data = await openTrainData(cfg, this.datasetConfig, { cwd, warn: this.warn });
+    const batchesPerEpoch = this.data.batchesPerEpoch;
+    const stepsPerEpoch = Math.ceil(batchesPerEpoch / this.accumulate);
+    this.optimizer = Optimizer.create(this.named(), { optimizer: cfg.optimizer, lr0: cfg.lr0, momentum: cfg.momentum, weightDecay: cfg.weight_decay, nesterov: cfg.nesterov });
+    this.schedule = new LRSchedule({
+      scheduler: cfg.scheduler, lr0: cfg.lr0, epochs: cfg.epochs, stepsPerEpoch,
+      warmupEpochs: cfg.warmup_epochs, warmupLrStart: cfg.warmup_lr_start, minLrRatio: cfg.min_lr_ratio,
+    });
+    if (cfg.ema) this.ema = new ModelEMA(this.named(), cfg.ema_decay);
+
+    const resume = this.resumeFrom;
+    if (resume) {
+      this.optimizer.loadStateDict(resume.optimizer);
+      if (this.ema && resume.ema) this.ema.load(resume.ema, resume.emaUpdates);
+      this.startEpoch = resume.epoch + 1;
+      this.best = { ...resume.best };
+      if (this.startEpoch >= cfg.epochs) {
+        throw new LibreYOLOError('config_conflict', `Cannot resume: the checkpoint finished epoch ${resume.epoch + 1} of ${cfg.epochs}; pass a larger epochs= to train further.`);
+      }
+    } else {
+      this.saveDir = await makeRunDir(cfg.project, cfg.name, cfg.exist_ok, cwd);
+    }
+    this.globalStep = this.startEpoch * stepsPerEpoch;
+    this.optimizer.setLr(this.schedule.lr(this.globalStep));
+    this.results.save_dir = this.saveDir;
+    this.csv = new ResultsCsv(join(this.saveDir, 'results.csv'));
+    if (resume && existsSync(this.csv.path)) this.csv.load(readFileSync(this.csv.path, 'utf8'));
+    await writeYaml(join(this.saveDir, 'train_config.yaml'), { ...cfg });
+
+    this.runner = await openStepRunner(this.network, {
+      device: this.device, ...(cfg.threads ? { threads: cfg.threads } : {}), imgsz: [cfg.imgsz, cfg.imgsz], maxTargets: cfg.max_labels,
+    });
+
+    if (cfg.profile && this.runtime.profiler) {
+      let warmup = cfg.profile_warmup;
+      let steps = cfg.profile_steps;
+      if (this.accumulate > 1) {
+        warmup = Math.ceil(warmup / this.accumulate) * this.accumulate;
+        steps = Math.ceil(steps / this.accumulate) * this.accumulate;
+        this.log(`profile window rounded to accumulation boundaries (warmup=${warmup}, steps=${steps}, accum=${this.accumulate})`);
+      }
+      this.profiler = await this.runtime.profiler({
+        saveDir: this.saveDir, device: this.device, warmup, steps, stepRunner: this.runner,
+        meta: { model: `yolo9-${this.network.options.size}`, device: this.device.id, batch: cfg.batch, imgsz: cfg.imgsz, amp: cfg.amp, amp_dtype: 'float16', workers: cfg.workers },
+      });
+    } else if (cfg.profile) {
+      this.warn('profile=True: no profiler is attached to this run (use `libreyolo profile run`); training continues unprofiled.');
+    }
+
+    const params = this.optimizer.numel;
+    this.log(`Training yolo9-${this.network.options.size} (${params.toLocaleString('en-US')} parameters, ${this.network.nc} classes) on ${this.device.id}` +
+      ` with ${this.data.trainImages} images, batch ${cfg.batch}${this.accumulate > 1 ? ` x ${this.accumulate} accumulated` : ''}, imgsz ${cfg.imgsz},` +
+      ` ${cfg.optimizer} lr0=${cfg.lr0}, ${cfg.epochs} epochs${this.startEpoch ? ` (resuming at epoch ${this.startEpoch + 1})` : ''}; results in ${this.saveDir}`);
+  }
+
+  private async trainEpoch(epoch: number): Promise<{ stats: EpochStats; stopped: boolean }> {
+    const cfg = this.config;
+    const mosaic = epoch < cfg.epochs - cfg.no_aug_epochs;
+    const total = this.data.batchesPerEpoch;
+    const stats: EpochStats = { losses: [], images: 0 };
+    const accum = this.accumulate;
+    let accGrads: Map<string, Float32Array> | null = null;
+    let inWindow = 0;
+    const started = performance.now();
+    this.progress.start(epoch, cfg.epochs, total);
+    let batches: AsyncIterable<TrainBatch> = this.data.epoch(epoch, { mosaic });
+    // The profiler's wrapper passes batches straight through once its window has closed.
+    if (this.profiler) batches = this.profiler.wrapLoader(batches);
+    const phase = <T>(name: TrainPhase, fn: () => Promise<T>): Promise<T> => (this.profiler ? this.profiler.phase(name, fn) : fn());
+    let done = 0;
+    let stopped = false;
+    try {
+      for await (const batch of batches) {
+        const n = batch.images.dims[0]!;
+        const result: StepResult = await this.runner.run(batch, phase);
+        applyRunningStats(this.network, result.runningStats);
+        let grads = result.gradients;
+        if (accum > 1) {
+          // the loss is divided by accum: accumulate the scaled gradients until the window is full
+          if (!accGrads) {
+            accGrads = new Map();
+            for (const [k, g] of grads) accGrads.set(k, Float32Array.from(g, (x) => Math.fround(x / accum)));
+          } else {
+            for (const [k, g] of grads) {
+              const a = accGrads.get(k)!;
+              for (let i = 0; i < a.length; i++) a[i] = Math.fround(a[i]! + Math.fround(g[i]! / accum));
+            }
+          }
+          inWindow++;
+          grads = accGrads;
+        }
+        if (accum === 1 || inWindow === accum || done + 1 === total) {
+          await phase('optimizer', async () => this.optimizer.step(grads));
+          accGrads = null;
+          inWindow = 0;
+          this.ema?.update(this.network.namedTensors());
+          this.globalStep++;
+          this.optimizer.setLr(this.schedule.lr(this.globalStep));
+        }
+        done++;
+        stats.losses.push(result.loss);
+        stats.images += n;
+        const l = stats.losses;
+        const secs = (performance.now() - started) / 1000;
+        this.progress.update(done, {
+          loss: mean(l.map((x) => x.total)), box: mean(l.map((x) => x.box)), dfl: mean(l.map((x) => x.dfl)), cls: mean(l.map((x) => x.cls)),
+          imgPerS: stats.images / Math.max(secs, 1e-9), lr: this.optimizer.lrs[0]!,
+        });
+        const prof = this.profiler;
+        if (prof) {
+          await prof.step();
+          if (prof.finished) {
+            this.profiler = null;
+            if (cfg.profile_then_stop) {
+              stopped = true;
+              break;
+            }
+            this.log('Profile window complete; training continues (profile_then_stop=True stops here instead)');
+          }
+        }
+      }
+    } finally {
+      this.progress.stop();
+    }
+    return { stats, stopped };
+  }
+
+  /** The weights used for validation and saved as `model`: EMA when on, else the raw weights. */
+  private evalState(): Map<string, HostTensor> {
+    return this.ema ? this.ema.state : stateDictOf(this.network.namedTensors());
+  }
+
+  /** Validates the EMA (or raw) weights on the val split as the original's in-training validator. */
+  private async validate(): Promise<ValMetrics | null> {
+    const split = this.data.val;
+    if (!split) return null;
+    const cfg = this.config;
+    const network = yolo9Family.create({ size: this.network.options.size, stateDict: this.evalState() }) as Yolo9Network;
+    const model = new LibreYOLOModel({
+      family: yolo9Family, size: network.options.size, task: 'detect', names: this.names, imgsz: [cfg.imgsz, cfg.imgsz],
+      weightsPath: null, format: 'fresh', network,
+      engine: new GraphEngine(network, { device: this.device, ...(cfg.threads ? { threads: cfg.threads } : {}) }),
+      warn: this.warn,
+    });
+    try {
+      const r = await validate(model, split, { conf: 0.001, iou: 0.65, max_det: 300, batch: cfg.batch, imgsz: cfg.imgsz });
+      return r.metrics;
+    } finally {
+      await model.close();
+    }
+  }
+
+  private async save(path: string, epoch: number, loss: number | null): Promise<void> {
+    const raw = stateDictOf(this.network.namedTensors());
+    await saveTrainingCheckpoint(path, {
+      model: this.evalState(),
+      ...(this.ema ? { trainModel: raw, emaUpdates: this.ema.updates } : {}),
+      epoch,
+      optimizer: this.optimizer.stateDict(),
+      config: { ...this.config },
+      loss,
+      best: this.best,
+      family: 'yolo9',
+      size: this.network.options.size,
+      nc: this.network.nc,
+      names: this.names,
+      imgsz: this.config.imgsz,
+    });
+  }
+
+  async run(): Promise<TrainResults> {
+    await this.setup();
+    const cfg = this.config;
+    const weights = join(this.saveDir, 'weights');
+    this.startedAt = performance.now();
+    let stoppedByProfile = false;
+    try {
+      for (let epoch = this.startEpoch; epoch < cfg.epochs; epoch++) {
+        const t0 = performance.now();
+        const { stats, stopped } = await this.trainEpoch(epoch);
+        const losses = stats.losses;
+        const lossMean = mean(losses.map((l) => l.total));
+        const items = { box: mean(losses.map((l) => l.box)), dfl: mean(losses.map((l) => l.dfl)), cls: mean(losses.map((l) => l.cls)) };
+        this.results.epoch_losses.push(lossMean);
+        this.results.epoch_loss_items.push(items);
+        this.results.epoch_lrs.push(this.optimizer.lrs[0]!);
+        this.results.final_loss = lossMean;
+        if (stopped) {
+          stoppedByProfile = true;
+          break;
+        }
+        const final = epoch + 1 === cfg.epochs;
+        let metrics: ValMetrics | null = null;
+        if ((epoch + 1) % cfg.eval_interval === 0 || (final && cfg.save_plots)) {
+          metrics = await this.validate();
+          this.results.val_metrics = metrics;
+          this.results.epoch_metrics.push({ epoch: epoch + 1, ...metrics });
+        }
+        let isBest = false;
+        if (metrics) {
+          const v = metrics['metrics/mAP50-95'];
+          if (!this.best.validated || v > this.best.mAP50_95) {
+            isBest = true;
+            this.best = { mAP50_95: v, mAP50: metrics['metrics/mAP50'], epoch: epoch + 1, validated: true };
+            this.badValidations = 0;
+          } else this.badValidations++;
+        }
+        const savePeriodic = cfg.save_period > 0 && (epoch + 1) % cfg.save_period === 0;
+        if (savePeriodic || final || isBest) {
+          const last = join(weights, 'last.pt');
+          await this.save(last, epoch, lossMean);
+          this.results.last_checkpoint = last;
+          if (isBest) {
+            const best = join(weights, 'best.pt');
+            await this.save(best, epoch, lossMean);
+            this.results.best_checkpoint = best;
+          }
+          if (savePeriodic) await this.save(join(weights, `epoch_${epoch + 1}.pt`), epoch, lossMean);
+        }
+        const row: Record<string, CsvValue> = {
+          epoch: epoch + 1,
+          time: Math.round((performance.now() - this.startedAt) / 10) / 100,
+          'train/loss': lossMean,
+          validated: metrics !== null,
+          is_best: isBest,
+          current_metric: metrics ? metrics['metrics/mAP50-95'] : null,
+          current_metric_name: metrics ? BEST_METRIC_KEY : null,
+          best_metric: this.best.validated ? this.best.mAP50_95 : null,
+          best_metric_name: BEST_METRIC_KEY,
+          best_epoch: this.best.validated ? this.best.epoch : null,
+          'train/box_loss': items.box,
+          'train/cls_loss': items.cls,
+          'train/dfl_loss': items.dfl,
+          ...(metrics ?? {}),
+        };
+        this.optimizer.lrs.forEach((lr, k) => { row[`lr/group${k}`] = lr; });
+        await this.csv.append(row);
+        const secs = (performance.now() - t0) / 1000;
+        this.log(`Epoch ${epoch + 1}/${cfg.epochs}: loss ${lossMean.toFixed(4)} (box ${items.box.toFixed(4)} dfl ${items.dfl.toFixed(4)} cls ${items.cls.toFixed(4)}), ` +
+          `${(stats.images / secs).toFixed(1)} img/s, ${secs.toFixed(1)}s` +
+          (metrics ? `; mAP50 ${metrics['metrics/mAP50'].toFixed(4)} mAP50-95 ${metrics['metrics/mAP50-95'].toFixed(4)}${isBest ? ' (best)' : ''}` : ''));
+        if (metrics && cfg.patience > 0 && this.badValidations >= cfg.patience) {
+          this.log(`Early stopping: no improvement in ${cfg.patience} validations (best mAP50-95 ${this.best.mAP50_95.toFixed(4)} at epoch ${this.best.epoch}).`);
+          break;
+        }
+      }
+    } finally {
+      await this.runner.close();
+      await this.data.close();
+    }
+    const secs = (performance.now() - this.startedAt) / 1000;
+    if (stoppedByProfile) {
+      this.log(`Profile-only run (profile_then_stop=True): training stopped after the profile window in ${secs.toFixed(1)}s; the partial epoch was not validated or checkpointed`);
+    }
+    this.results.best_mAP50 = this.best.mAP50;
+    this.results.best_mAP50_95 = this.best.mAP50_95;
+    this.results.best_epoch = this.best.epoch;
+    await writeJson(join(this.saveDir, 'summary.json'), {
+      model: `yolo9-${this.network.options.size}`, device: this.device.id, epochs: cfg.epochs, batch: cfg.batch, imgsz: cfg.imgsz,
+      accumulate: this.accumulate, amp: cfg.amp && this.device.kind !== 'cpu', amp_requested: cfg.amp, seconds: Math.round(secs * 100) / 100,
+      threads: cfg.threads ?? cpus().length, ...this.results,
+    });
+    return this.results;
+  }
+}
