@@ -41,7 +41,7 @@ export async function lossAndGradients(network: Yolo9Network, device: Device, im
   if (!cache) steps.set(network, (cache = new Map()));
   let step = cache.get(key);
   if (!step) {
-    step = TrainStep.create(network, { device, batch: b, imgsz: [h, w], maxTargets: targets.dims[1]!, ...(threads ? { threads } : {}) });
+    step = TrainStep.create(network, { device, batch: b, imgsz: [h, w], maxTargets: targets.dims[1]!, preciseStats: true, ...(threads ? { threads } : {}) });
     cache.set(key, step);
     step.catch(() => cache.delete(key));
   }

@@ -21,7 +21,10 @@ export interface TrainStepOptions {
   imgsz: [number, number];
   /** Target rows per image (batches are padded to this). */
   maxTargets: number;
-  /** float64 BatchNorm statistics as PyTorch (default true); false is faster. */
+  /**
+   * Accumulate BatchNorm statistics in float64 as PyTorch's CPU kernel does (parity checks). Default
+   * false: float32 statistics are faster and plenty for training.
+   */
   preciseStats?: boolean;
   /** ORT profile file prefix: profile this step's session. */
   profileFilePrefix?: string;
@@ -38,7 +41,7 @@ export class TrainStep {
 
   static async create(network: Yolo9Network, options: TrainStepOptions): Promise<TrainStep> {
     const [height, width] = options.imgsz;
-    const graph = await buildTrainGraph(network, { batch: options.batch, height, width, maxTargets: options.maxTargets, ...(options.preciseStats === false ? { preciseStats: false } : {}) });
+    const graph = await buildTrainGraph(network, { batch: options.batch, height, width, maxTargets: options.maxTargets, preciseStats: options.preciseStats === true });
     const host = new WorkerHost();
     try {
       const session = await WorkerSession.create(host, `train|${options.device.id}|${options.batch}x${height}x${width}`, serializeModel(graph.graph), {
