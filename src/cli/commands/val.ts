@@ -1,0 +1,56 @@
+/** `libreyolo val model=... data=... split=val imgsz=... batch=16 conf=0.001 iou=0.6` */
+import { Command } from 'commander';
+import { LibreYOLO } from '../../load.ts';
+import { formatMetrics, validate } from '../../val/validate.ts';
+import { checkRange, parseImgsz, parseInteger, parseNumber } from '../values.ts';
+import { DEFAULT_PREDICT_MODEL } from './predict.ts';
+
+interface ValFlags {
+  model: string;
+  data: string;
+  split: 'train' | 'val' | 'test';
+  imgsz?: number | [number, number];
+  batch: number;
+  conf: number;
+  iou: number;
+  maxDet: number;
+  device: string;
+  json: boolean;
+}
+
+export function valCommand(): Command {
+  return new Command('val')
+    .description('Validate a model on a dataset: COCO-style mAP50, mAP50-95, precision and recall.')
+    .requiredOption('--data <yaml>', 'dataset YAML, folder with data.yaml, or a known name (coco8, coco128)')
+    .option('--model <weights>', 'weights to validate', DEFAULT_PREDICT_MODEL)
+    .option('--split <split>', 'train, val or test', 'val')
+    .option('--imgsz <size>', 'input size (default: the model\'s)', parseImgsz)
+    .option('--batch <n>', 'images per forward pass', parseInteger('batch'), 16)
+    .option('--conf <number>', 'confidence threshold', parseNumber('conf'), 0.001)
+    .option('--iou <number>', 'NMS IoU threshold', parseNumber('iou'), 0.6)
+    .option('--max-det <n>', 'detections kept per image', parseInteger('max_det'), 300)
+    .option('--device <device>', 'cpu, 0 / cuda:0, or webgpu', 'cpu')
+    .option('--json', 'print one JSON object', false)
+    .action(async (flags: ValFlags) => {
+      checkRange('conf', flags.conf, 0, 1);
+      checkRange('iou', flags.iou, 0, 1);
+      checkRange('batch', flags.batch, 1);
+      checkRange('max_det', flags.maxDet, 1);
+      const model = await LibreYOLO(flags.model, { device: flags.device });
+      try {
+        const r = await validate(model, flags.data, {
+          split: flags.split, conf: flags.conf, iou: flags.iou, max_det: flags.maxDet, batch: flags.batch,
+          ...(flags.imgsz !== undefined ? { imgsz: flags.imgsz } : {}),
+          onProgress: (done, total) => { if (!flags.json) process.stderr.write(`\rval ${done}/${total} images`); },
+        });
+        if (!flags.json) process.stderr.write('\n');
+        if (flags.json) {
+          process.stdout.write(`${JSON.stringify({ schema_version: 1, model: flags.model, data: flags.data, split: flags.split, images: r.images, instances: r.instances, seconds: r.seconds, metrics: r.metrics })}\n`);
+        } else {
+          process.stdout.write(`${formatMetrics(r)}  (${r.seconds.toFixed(1)}s)\n`);
+        }
+      } finally {
+        await model.close();
+      }
+    });
+}
