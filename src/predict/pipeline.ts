@@ -18,6 +18,7 @@ import { planFor, planLength } from './preprocess.ts';
 export interface Job<T> {
   meta: T;
   label: string;
+  /** Decodes the source (recorded as a `decode` span), or hands over pixels already in memory (tiles, views). */
   load(): Promise<RgbImage> | RgbImage;
 }
 
@@ -49,7 +50,10 @@ interface PreparedChunk<T> {
 
 async function prepareChunk<T>(ctx: PipelineContext, jobs: Job<T>[], size: [number, number], stack: boolean): Promise<PreparedChunk<T>> {
   const t0 = performance.now();
-  const images = await Promise.all(jobs.map((j) => span('decode', 'preprocess', () => j.load(), { source: j.label })));
+  const images = await Promise.all(jobs.map((j) => {
+    const loaded = j.load();
+    return loaded instanceof Promise ? span('decode', 'preprocess', () => loaded, { source: j.label }) : loaded;
+  }));
   const items = images.map((image, k) => ({ meta: jobs[k]!.meta, image, plan: planFor(ctx.family, image, size) }));
   const plans = items.map((i) => i.plan);
   let tensors: HostTensor[];
