@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import sharp from 'sharp';
+import { ORT_DIR_PREFIX } from '../src/profile/recorder.ts';
 import { SCHEMA, type ChromeTrace, type ProfileAnalysis } from '../src/profile/schema.ts';
 import { runCli } from './helpers/cli.ts';
 import { fixture } from './helpers/fixtures.ts';
@@ -28,7 +29,7 @@ before(async () => {
 after(async () => { await rm(base, { recursive: true, force: true }); });
 
 const read = <T = ProfileAnalysis>(p: string): T => JSON.parse(readFileSync(p, 'utf8')) as T;
-const ortTempDirs = async (): Promise<string[]> => (await readdir(tmpdir())).filter((n) => n.startsWith('libreyolo-profile-')).sort();
+const ortTempDirs = async (): Promise<string[]> => (await readdir(tmpdir())).filter((n) => n.startsWith(`${ORT_DIR_PREFIX}${process.pid}-`)).sort();
 
 /** Keys of the original's profile.json, all present in ours. */
 const ORIGINAL_KEYS = [
@@ -192,7 +193,7 @@ describe('profile infer: scripted CPU scenarios', () => {
 
 describe('profile infer: --repeat and output folders', () => {
   it('--repeat 2 writes the aggregate (mean, std, n) in a new folder; compare makes the significance call', async () => {
-    const args = ['profile', 'infer', '--device', 'cpu', '--warmup', '1', '--runs', '3', '--imgsz', '320', '--repeat', '2', '--no-trace', '--weights', weights, '--project', join(base, 'p')];
+    const args = ['profile', 'infer', '--device', 'cpu', '--warmup', '0', '--runs', '2', '--imgsz', '320', '--repeat', '2', '--no-trace', '--weights', weights, '--project', join(base, 'p')];
     const r = await cli(...args, '--json');
     assert.equal(r.code, 0, r.stderr);
     const j = JSON.parse(r.stdout);

@@ -12,7 +12,8 @@ import { LibreYOLO } from '../src/load.ts';
 import type { LibreYOLOModel } from '../src/model.ts';
 import { aggregateInferTrials, aggregateRunTrials } from '../src/profile/aggregate.ts';
 import { loadProfile } from '../src/profile/load.ts';
-import { ProfileRecorder } from '../src/profile/recorder.ts';
+import { ortClockOffset } from '../src/profile/ort-trace.ts';
+import { ORT_DIR_PREFIX, ProfileRecorder } from '../src/profile/recorder.ts';
 import type { ProfileAnalysis, TraceEvent } from '../src/profile/schema.ts';
 import { finalizeProfile } from '../src/profile/write.ts';
 import { recordSpan, span } from '../src/runtime/spans.ts';
@@ -29,7 +30,7 @@ after(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-const ortTempDirs = async (): Promise<string[]> => (await readdir(tmpdir())).filter((n) => n.startsWith('libreyolo-profile-')).sort();
+const ortTempDirs = async (): Promise<string[]> => (await readdir(tmpdir())).filter((n) => n.startsWith(`${ORT_DIR_PREFIX}${process.pid}-`)).sort();
 
 describe('ProfileRecorder', () => {
   it('records a training-style loop: its phases, steps and mode, ORT kernels on the host clock', async () => {
@@ -87,6 +88,21 @@ describe('ProfileRecorder', () => {
     // The raw trace, analysed on the fly with its sibling summary, gives the same profile.
     const again = loadProfile(join(saveDir, 'profile_trace.json'));
     assert.deepEqual({ ...again, trace: null }, { ...a, trace: null });
+  });
+});
+
+describe("ORT's clock", () => {
+  it('is aligned by matching model_run starts with worker runs, outvoting unrelated runs', () => {
+    // ORT started 17 ms after the host's timestamp; each run starts 20-90 µs after the worker's.
+    const base = 1_700_000_000_000;
+    const delay = [20, 90, 35, 60, 25];
+    const events: TraceEvent[] = delay.map((_, k) => ({ ph: 'X', cat: 'Session', name: 'model_run', ts: 5_000 + 20_000 * k, dur: 15_000 }));
+    const workers = delay.map((d, k) => ({ ts: base * 1000 + 17_000 + 5_000 + 20_000 * k - d, dur: 15_800 }));
+    workers.push({ ts: base * 1000 + 31_000, dur: 4_000 }); // another session's run
+    const offset = ortClockOffset({ key: 'k', startEpochMs: base, events }, workers);
+    assert.equal(offset, base * 1000 + 17_000 - 20);
+    for (const [k, e] of events.entries()) assert.ok(e.ts! + offset >= workers[k]!.ts, `run ${k} starts inside its worker run`);
+    assert.equal(ortClockOffset({ key: 'k', startEpochMs: base, events }, []), base * 1000, 'no worker runs: the creation timestamp');
   });
 });
 

@@ -9,7 +9,7 @@ import { friendlyKernel, isTensorCore, kernelCategory } from './classify.ts';
 import { pyFixed, pyRound } from './pyfmt.ts';
 import {
   PHASE_ORDER, PHASE_PREFIX, SCHEMA, STEP_MARKER,
-  type CategoryRow, type KernelRow, type Metrics, type OpRow, type PhaseRow, type ProfileAnalysis, type ProfileSummary, type TraceEvent,
+  type CategoryRow, type KernelRow, type Metrics, type OpRow, type PhaseRow, type ProfileAnalysis, type ProfileSummary, type TraceEvent, type TraceWindow,
 } from './schema.ts';
 import { pickWindow } from './window.ts';
 
@@ -196,6 +196,14 @@ export function analyzeTrace(data: unknown, options: AnalyzeOptions = {}): Profi
 
   const real = summary.real ?? {};
   const comp = summary.composition_ms ?? {};
+  const wallMs = win.start !== null ? (win.end! - win.start) / 1000 : 0;
+  // A trace taken in its own steps is the only timing that matches its kernels: utilisation, host
+  // overhead and phase walls then come from the trace's steps and phase spans.
+  const separate = summary.trace_window?.separate === true && wallMs > 0;
+  const phaseWallMs = (p: string): number | undefined => {
+    const iv = cpuIntervals.get(p);
+    return separate && iv ? iv.reduce((a, [s, t]) => a + (t - s), 0) / 1000 / n : undefined;
+  };
   const present = new Set([...phaseGpu.keys(), ...phaseKern.keys(), ...phaseOp.keys()]);
   const phaseNames: string[] = PHASE_ORDER.filter((p) => present.has(p));
   for (const p of phaseKern.keys()) if (!phaseNames.includes(p)) phaseNames.push(p);
@@ -205,7 +213,7 @@ export function analyzeTrace(data: unknown, options: AnalyzeOptions = {}): Profi
   for (const p of phaseNames) {
     kernelsByPhase[p] = kernelRows(phaseKern.get(p) ?? new Map(), sumUs(phaseKern.get(p)) || 1).slice(0, 40);
     opsByPhase[p] = opRows(phaseOp.get(p) ?? new Map(), sumUs(phaseOp.get(p)) || 1).slice(0, 40);
-    const wall = p === 'dataload' ? real.dataload_ms : comp[p];
+    const wall = (p === 'dataload' ? real.dataload_ms : comp[p]) ?? phaseWallMs(p);
     phases.push({
       phase: p,
       gpu_ms_per_step: pyRound((phaseGpuUs.get(p) ?? 0) / 1000 / n, 3),
@@ -216,11 +224,7 @@ export function analyzeTrace(data: unknown, options: AnalyzeOptions = {}): Profi
     });
   }
 
-  const wallMs = win.start !== null ? (win.end! - win.start) / 1000 : 0;
   const stepMs = real.step_ms || wallMs / n;
-  // Kernel time is compared with the step it was measured in: the traced window's own when the
-  // trace was taken apart from the timed steps.
-  const separate = summary.trace_window?.separate === true && wallMs > 0;
   const deviceStepMs = separate ? wallMs / n : stepMs;
   const gpuBusyMs = gpuBusyUs / 1000 / n;
   const utilRaw = deviceStepMs ? gpuBusyMs / deviceStepMs : 0;
@@ -274,7 +278,7 @@ export function analyzeTrace(data: unknown, options: AnalyzeOptions = {}): Profi
     peak_vram_mb: peakVram,
     ...(peakRss !== null ? { peak_rss_mb: peakRss } : {}),
     window: { wall_ms: pyRound(wallMs, 1), real_steps: n },
-    ...(separate ? { trace_window: { ...summary.trace_window!, step_ms: pyRound(deviceStepMs, 2) } } : {}),
+    ...(separate ? { trace_window: traceWindowOf(summary, pyRound(deviceStepMs, 2), phaseWallMs('forward')) } : {}),
     ...(summary.latency ? { latency: summary.latency } : {}),
     ...(summary.stages_ms ? { stages_ms: summary.stages_ms } : {}),
     metrics: {},
@@ -291,6 +295,14 @@ export function analyzeTrace(data: unknown, options: AnalyzeOptions = {}): Profi
   if (notes.length) a.notes = notes;
   a.metrics = metricsOf(a, Math.floor(opList.length / n));
   return a;
+}
+
+function traceWindowOf(summary: ProfileSummary, stepMs: number, forwardMs: number | undefined): TraceWindow {
+  const timed = summary.stages_ms?.forward;
+  return {
+    ...summary.trace_window!, step_ms: stepMs, forward_ms: forwardMs === undefined ? null : pyRound(forwardMs, 3),
+    profiler_overhead_pct: forwardMs !== undefined && timed ? pyRound((forwardMs / timed - 1) * 100, 1) : null,
+  };
 }
 
 /** The flat `metrics` map `profile get` reads (the original's keys and order). */

@@ -116,13 +116,13 @@ async function runSteps(
 }
 
 /** Traces TRACE_STEPS more calls on a profiled session (created by one untraced call first). */
-async function traceWindow(model: LibreYOLOModel, images: readonly string[], o: InferenceProfileOptions, from: number, steps: number): Promise<{ trace: ChromeTrace; samples: Samples }> {
+async function traceWindow(model: LibreYOLOModel, images: readonly string[], o: InferenceProfileOptions, from: number, steps: number): Promise<ChromeTrace> {
   const recorder = await ProfileRecorder.start([model.engine]);
   try {
     await runSteps(model, images, o, from, 1);
     recorder.beginMeasurement();
-    const traced = await runSteps(model, images, o, from + 1, steps, (k, fn) => recorder.step(k, fn));
-    return { trace: await recorder.finish(), samples: traced };
+    await runSteps(model, images, o, from + 1, steps, (k, fn) => recorder.step(k, fn));
+    return await recorder.finish();
   } catch (err) {
     await recorder.abort();
     throw err;
@@ -134,18 +134,14 @@ export async function profileInference(model: LibreYOLOModel, images: readonly s
   const o = { ...opts, warmup: Math.max(0, opts.warmup), runs: Math.max(2, opts.runs), batch: Math.max(1, opts.batch) };
   await runSteps(model, images, o, 0, o.warmup);
   const timed = await runSteps(model, images, o, o.warmup, o.runs);
-  const stagesOf = (x: Samples): Stages => ({
-    preprocess: pyRound(mean(x.preprocess), 3), forward: pyRound(mean(x.forward), 3), postprocess: pyRound(mean(x.postprocess), 3),
-  });
-  const stages = stagesOf(timed);
+  const stages: Stages = {
+    preprocess: pyRound(mean(timed.preprocess), 3), forward: pyRound(mean(timed.forward), 3), postprocess: pyRound(mean(timed.postprocess), 3),
+  };
   const traceSteps = Math.min(o.runs, TRACE_STEPS);
-  const traced = o.trace ? await traceWindow(model, images, o, o.warmup + o.runs, traceSteps) : null;
+  const trace = o.trace ? await traceWindow(model, images, o, o.warmup + o.runs, traceSteps) : null;
 
   const latency = latencyOf(timed.latency, stages.preprocess + stages.forward + stages.postprocess);
   const imgPerS = latency.mean_ms > 0 ? pyRound(o.batch / (latency.mean_ms / 1000), 2) : 0.0;
-  // The phase table pairs kernel time with the wall time of the same steps: the traced ones when traced.
-  const composition = traced ? stagesOf(traced.samples) : stages;
-  const tracedForward = composition.forward;
   const device = model.device;
   const summary: ProfileSummary = {
     meta: {
@@ -153,21 +149,16 @@ export async function profileInference(model: LibreYOLOModel, images: readonly s
       device: device.id, conf: o.conf, iou: o.iou, max_det: o.maxDet, mode: 'inference',
     },
     real: { step_ms: latency.mean_ms, img_per_s: imgPerS, dataload_ms: 0.0, dataload_frac: 0.0 },
-    composition_ms: { ...composition },
+    // Phase walls: the timed stages, or (traced) the trace's own phase spans, which match its kernels.
+    ...(trace ? {} : { composition_ms: { ...stages } }),
     latency,
     stages_ms: stages,
     bound: null,
     bound_why: '',
     peak_rss_mb: pyRound(timed.peakRss / 1e6, 1),
-    ...(traced ? {
-      trace_window: {
-        separate: true as const, steps: traceSteps, forward_ms: tracedForward,
-        profiler_overhead_pct: stages.forward > 0 ? pyRound((tracedForward / stages.forward - 1) * 100, 1) : null,
-      },
-    } : {}),
+    ...(trace ? { trace_window: { separate: true as const, steps: traceSteps } } : {}),
     ...(o.notes?.length ? { notes: o.notes } : {}),
   };
-  const trace = traced?.trace ?? null;
   // Device busy time is known on CPU from ORT's node events, elsewhere only from device kernel events.
   const deviceKernels = trace?.traceEvents.some((e) => e.cat === 'Kernel') ?? false;
   return finalizeProfile({
@@ -175,8 +166,8 @@ export async function profileInference(model: LibreYOLOModel, images: readonly s
     verdict: (a) => inferenceVerdict({ pre: stages.preprocess, fwd: stages.forward, post: stages.postprocess }, {
       cpu: device.kind === 'cpu',
       util: trace && (device.kind === 'cpu' || deviceKernels) ? a.gpu_util : null,
-      // Compared with the forward time of the same (traced) steps.
-      busy: trace && device.kind === 'cpu' && a.kernels_per_step > 0 ? { kernelMs: a.gpu_busy_ms_per_step, forwardMs: tracedForward } : null,
+      // Compared with the forward time of the same (analysed, traced) steps.
+      busy: device.kind === 'cpu' && a.kernels_per_step > 0 && a.trace_window?.forward_ms ? { kernelMs: a.gpu_busy_ms_per_step, forwardMs: a.trace_window.forward_ms } : null,
     }),
   });
 }

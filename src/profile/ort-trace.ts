@@ -38,15 +38,12 @@ export async function readOrtSessions(sessions: ReadonlyArray<{ key: string; pro
   return out;
 }
 
-const median = (xs: number[]): number => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[(s.length - 1) >> 1]!;
-};
-
 /**
  * µs to add to a session's ORT timestamps to get host epoch µs. Every (model_run, worker run) pair
- * within a second proposes an offset that centres the run in the host interval; the densest 1 ms
- * cluster of proposals wins, so unrelated pairs (other sessions, other runs) are outvoted.
+ * within a second proposes the offset that starts the run at the worker's timestamp; the densest
+ * 1 ms cluster of proposals wins, so unrelated pairs (other sessions, other runs) are outvoted. A run
+ * starts a little after the worker's timestamp, never before, so the cluster's largest proposal is
+ * the tightest (starts are compared, not ends: under load the worker learns late that a run ended).
  */
 export function ortClockOffset(session: OrtSessionFile, workerRuns: ReadonlyArray<{ ts: number; dur: number }>): number {
   const base = session.startEpochMs * 1000;
@@ -54,9 +51,7 @@ export function ortClockOffset(session: OrtSessionFile, workerRuns: ReadonlyArra
   const proposals: number[] = [];
   for (const r of runs) {
     const approx = base + r.ts!;
-    for (const w of workerRuns) {
-      if (Math.abs(w.ts - approx) < 1e6) proposals.push(w.ts + (w.dur - (r.dur ?? 0)) / 2 - r.ts!);
-    }
+    for (const w of workerRuns) if (Math.abs(w.ts - approx) < 1e6) proposals.push(w.ts - r.ts!);
   }
   if (!proposals.length) return base;
   proposals.sort((a, b) => a - b);
@@ -65,7 +60,7 @@ export function ortClockOffset(session: OrtSessionFile, workerRuns: ReadonlyArra
     while (proposals[j]! - proposals[i]! > 1000) i++;
     if (j - i > best[1] - best[0]) best = [i, j];
   }
-  return median(proposals.slice(best[0], best[1] + 1));
+  return proposals[best[1]]!;
 }
 
 const NODE_ARGS = ['op_name', 'provider', 'mem_in_use_peak', 'mem_arena_held', 'mem_arena_held_delta'];

@@ -16,6 +16,8 @@ import { ortClockOffset, ortEvents, readOrtSessions } from './ort-trace.ts';
 import type { ChromeTrace } from './schema.ts';
 
 const nowUs = (): number => (performance.timeOrigin + performance.now()) * 1000;
+/** ORT's files go to `<tmpdir>/libreyolo-profile-<pid>-XXXXXX/`, removed when the recorder finishes. */
+export const ORT_DIR_PREFIX = 'libreyolo-profile-';
 /** First pid of the ORT session processes in the merged trace (the host is pid 1). */
 const ORT_PID = 10;
 
@@ -30,7 +32,7 @@ export class ProfileRecorder implements SpanRecorder {
 
   /** Turns ORT profiling on; the engines' sessions are recreated (profiled) on their next run. */
   static async start(engines: readonly SessionEngine[]): Promise<ProfileRecorder> {
-    const dir = await mkdtemp(join(tmpdir(), 'libreyolo-profile-'));
+    const dir = await mkdtemp(join(tmpdir(), `${ORT_DIR_PREFIX}${process.pid}-`));
     const rec = new ProfileRecorder(engines, dir);
     try {
       for (const [k, e] of engines.entries()) await e.setProfiling(join(dir, `e${k}`));

@@ -145,12 +145,13 @@ export interface TraceWindow {
   separate: true;
   /** Traced steps. */
   steps: number;
-  /** Mean forward time of the traced steps (ms), with the profiler on. */
-  forward_ms: number;
-  /** How much slower the traced steps' forward was than the timed ones' (%). */
-  profiler_overhead_pct: number | null;
-  /** Mean step of the analysed traced steps (ms); filled in by the analysis. */
+  /** The rest is filled in by the analysis, from the analysed traced steps: */
+  /** mean step (ms); */
   step_ms?: number;
+  /** mean forward-phase wall time (ms), with the profiler on; */
+  forward_ms?: number | null;
+  /** how much slower that forward was than the timed steps' (%). */
+  profiler_overhead_pct?: number | null;
 }
 
 /** `profile_summary.json`: what the measuring loop knows that the trace does not. */

@@ -31,7 +31,8 @@ export function summaryReader(a: ProfileAnalysis): ReaderOutput {
   if (a.peak_rss_mb !== undefined && a.peak_rss_mb !== null) lines.push(`peak RSS ${pyF(a.peak_rss_mb)} MB`);
   const tw = a.trace_window;
   if (tw) {
-    lines.push(`trace    ${tw.steps} separate steps with ORT's profiler on (forward ${pyF(tw.forward_ms)} ms, ${tw.profiler_overhead_pct === null ? '?' : pyFixed(tw.profiler_overhead_pct, 1, true)}%); util/host overhead from those steps (${pyF(tw.step_ms)} ms/step)`);
+    const pct = tw.profiler_overhead_pct === null || tw.profiler_overhead_pct === undefined ? '?' : pyFixed(tw.profiler_overhead_pct, 1, true);
+    lines.push(`trace    ${tw.steps} separate steps with ORT's profiler on (forward ${pyF(tw.forward_ms)} ms, ${pct}%); util/host overhead from those steps (${pyF(tw.step_ms)} ms/step)`);
   }
   if (a.memory_pressure) lines.push('** MEMORY-PRESSURE: VRAM thrash, utilisation/throughput here are unreliable **');
   lines.push(`>> ${String(a.bound ?? '').toUpperCase()}: ${a.bound_why ?? ''}`, 'kernel mix:');
