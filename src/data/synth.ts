@@ -89,7 +89,7 @@ const dist = (a: Rgb, b: Rgb): number => Math.hypot(a[0] - b[0], a[1] - b[1], a[
 const r3 = (v: number): number => Math.round(v * 1000) / 1000;
 
 /** Unit-radius outlines (before rotation and scaling); circle and ellipse are drawn natively. */
-function outline(shape: string, rand: () => number): { pts: [number, number][] } | { ellipse: [number, number] } {
+export function outline(shape: string, rand: () => number): { pts: [number, number][] } | { ellipse: [number, number] } {
   const ring = (n: number, radius: (i: number) => number, phase = -Math.PI / 2): [number, number][] =>
     Array.from({ length: n }, (_, i) => {
       const a = phase + (i * 2 * Math.PI) / n;
@@ -329,7 +329,8 @@ export async function generateSynthDataset(options: SynthOptions): Promise<Synth
   await Promise.all(Array.from({ length: Math.max(1, options.concurrency ?? 8) }, worker));
 
   const yamlText = `# Synthetic shapes (libreyolo data synth --seed ${seed} --train ${nTrain} --val ${nVal} --imgsz ${imgsz}` +
-    ` --classes ${shapes.join(',')}${options.small ? ' --small' : ''})\n# path is omitted: the dataset root is this file's folder\n` +
+    ` --classes ${shapes.join(',')} --min-objects ${minObjects} --max-objects ${maxObjects} --size-range ${sizeRange.join(',')}` +
+    `${options.small ? ' --small' : ''}${options.square ? ' --square' : ''}${emptyFraction > 0 ? ` (empty fraction ${emptyFraction})` : ''})\n# path is omitted: the dataset root is this file's folder\n` +
     toYaml({ train: 'images/train', val: 'images/val', nc: shapes.length, names: new Map(shapes.map((s, i) => [i, s])) });
   const yaml = join(root, 'data.yaml');
   await writeFile(yaml, yamlText);

@@ -10,6 +10,7 @@ import { mkdir, open, rename, rm, stat, type FileHandle } from 'node:fs/promises
 import { homedir } from 'node:os';
 import { basename, dirname, extname, join, resolve } from 'node:path';
 import cliProgress from 'cli-progress';
+import { bundledModelPath, DEFAULT_MODEL } from '../assets.ts';
 import { LibreYOLOError } from '../errors.ts';
 
 export interface ResolveWeightsOptions {
@@ -93,6 +94,8 @@ export async function resolveWeights(nameOrPath: string, options: ResolveWeights
     for (const n of names) {
       for (const candidate of [join(cwd, 'weights', n), join(cwd, n)]) if (await exists(candidate)) return candidate;
     }
+    const bundled = bundledModelPath(name); // the model shipped in the package, never downloaded
+    if (bundled) return bundled;
     target = join(cwd, 'weights', names[names.length - 1]!);
   }
 
@@ -101,15 +104,18 @@ export async function resolveWeights(nameOrPath: string, options: ResolveWeights
   const url = weightsUrl(parsed.stem, options.endpoint || env.HF_ENDPOINT || DEFAULT_ENDPOINT);
   const howTo = `Download it elsewhere and place it at ${target}, or pass a local path to the weights.`;
   if (options.allowDownload === false) {
-    throw new LibreYOLOError('model_not_found', `Model weights not found: ${target}. Downloading is disabled, so ${url} was not fetched. ${howTo}`, { suggestion: howTo });
+    throw new LibreYOLOError('model_not_found', `Model weights not found: ${target}. Downloading is disabled, so ${url} was not fetched. ${BUNDLED_ALTERNATIVE} ${howTo}`, { suggestion: howTo });
   }
   if (/^(1|true|yes|on)$/i.test(env.HF_HUB_OFFLINE ?? '')) {
     throw new LibreYOLOError('model_not_found',
-      `Model weights not found: ${target}. HF_HUB_OFFLINE=${env.HF_HUB_OFFLINE} forbids downloading them from ${url}. ${howTo}`, { suggestion: howTo });
+      `Model weights not found: ${target}. HF_HUB_OFFLINE=${env.HF_HUB_OFFLINE} forbids downloading them from ${url}. ${BUNDLED_ALTERNATIVE} ${howTo}`, { suggestion: howTo });
   }
   await downloadFile(url, target, { env, onProgress: options.onProgress, progress: options.progress ?? true });
   return target;
 }
+
+/** Named in every error about hub weights that could not be fetched: the model that needs no download. */
+const BUNDLED_ALTERNATIVE = `The bundled ${DEFAULT_MODEL} (a small detector trained on synthetic shapes, not COCO) works offline: it is the default model.`;
 
 function unknownName(given: string, file: string): LibreYOLOError {
   const guess = suggestName(file);
@@ -175,7 +181,7 @@ function supplyAdvice(target: string): string {
 
 function downloadFailed(url: string, target: string, reason: string, cause?: unknown): LibreYOLOError {
   const advice = supplyAdvice(target);
-  return new LibreYOLOError('download_failed', `Failed to download ${url} to ${target}: ${reason}. ${advice}`, { cause, suggestion: advice });
+  return new LibreYOLOError('download_failed', `Failed to download ${url} to ${target}: ${reason}. ${BUNDLED_ALTERNATIVE} ${advice}`, { cause, suggestion: advice });
 }
 
 function fetchErrorReason(e: unknown): string {

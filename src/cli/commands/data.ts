@@ -6,7 +6,8 @@
 import { Command, Option } from 'commander';
 import { loadDatasetConfig, ensureDataset, loadSplit, type SplitName } from '../../data/dataset.ts';
 import { generateSynthDataset, SHAPE_CLASSES } from '../../data/synth.ts';
-import { checkRange, parseInteger } from '../values.ts';
+import { LibreYOLOError } from '../../errors.ts';
+import { checkRange, parseInteger, parseNumber } from '../values.ts';
 
 interface SynthFlags {
   out: string;
@@ -17,6 +18,7 @@ interface SynthFlags {
   classes?: string;
   minObjects: number;
   maxObjects: number;
+  sizeRange?: string;
   small: boolean;
   square: boolean;
   format: 'png' | 'jpg';
@@ -35,6 +37,7 @@ function synthCommand(): Command {
     .option('--classes <list>', `shape classes, comma-separated, or a count (default all: ${SHAPE_CLASSES.join(',')})`)
     .option('--min-objects <n>', 'fewest objects per image', parseInteger('min_objects'), 1)
     .option('--max-objects <n>', 'most objects per image', parseInteger('max_objects'), 6)
+    .option('--size-range <min,max>', 'object size as fractions of the image\'s short side (default 0.08,0.4)')
     .option('--small', 'also draw small objects (6-24 px), e.g. with a large --imgsz', false)
     .option('--square', 'square images (default: varied aspect ratio)', false)
     .addOption(new Option('--format <fmt>', 'image format').choices(['png', 'jpg']).default('png'))
@@ -44,10 +47,17 @@ function synthCommand(): Command {
       checkRange('train', flags.train, 0);
       checkRange('val', flags.val, 0);
       checkRange('imgsz', flags.imgsz, 32);
+      let sizeRange: [number, number] | undefined;
+      if (flags.sizeRange !== undefined) {
+        const parts = flags.sizeRange.split(',').map((p) => p.trim());
+        const nums = parts.map((p) => parseNumber('size_range')(p));
+        if (nums.length !== 2) throw new LibreYOLOError('config_type_error', `size_range must be two numbers min,max, got '${flags.sizeRange}'`);
+        sizeRange = [nums[0]!, nums[1]!];
+      }
       const r = await generateSynthDataset({
         out: flags.out, seed: flags.seed, train: flags.train, val: flags.val, imgsz: flags.imgsz,
         ...(flags.classes !== undefined ? { classes: flags.classes.split(',').map((s) => s.trim()).filter(Boolean) } : {}),
-        minObjects: flags.minObjects, maxObjects: flags.maxObjects, small: flags.small, square: flags.square,
+        minObjects: flags.minObjects, maxObjects: flags.maxObjects, ...(sizeRange ? { sizeRange } : {}), small: flags.small, square: flags.square,
         format: flags.format, overwrite: flags.overwrite,
       });
       if (flags.json) {
