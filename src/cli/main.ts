@@ -8,6 +8,7 @@ import { predictCommand } from './commands/predict.ts';
 import { profileCommand } from './commands/profile.ts';
 import { quantizeCommand } from './commands/quantize.ts';
 import { valCommand } from './commands/val.ts';
+import { trainCommand } from './commands/train.ts';
 import { rewriteKeyValueArgs } from './keyvalue.ts';
 import { reportError } from './report.ts';
 
@@ -16,7 +17,7 @@ export function buildProgram(): Command {
     .description('YOLO object detection for Node.js on ONNX Runtime')
     .version(VERSION, '--version')
     .showSuggestionAfterError(true);
-  for (const cmd of [predictCommand(), exportCommand(), dataCommand(), profileCommand(), quantizeCommand(), valCommand()]) program.addCommand(cmd);
+  for (const cmd of [predictCommand(), exportCommand(), dataCommand(), profileCommand(), quantizeCommand(), valCommand(), trainCommand()]) program.addCommand(cmd);
   return program;
 }
 

@@ -16,9 +16,13 @@ export interface StepRunnerOptions {
   threads?: number;
   imgsz: [number, number];
   maxTargets: number;
+  /** ORT profile file prefix: sessions are created profiled (`<prefix>_b<batch>`). */
+  profileFilePrefix?: string;
 }
 
 export interface StepRunner {
+  /** Creates the session for this batch size now (it takes a while), so the first step is a plain step. */
+  prepare(batch: number): Promise<void>;
   run(batch: TrainBatch, phase?: PhaseFn): Promise<StepResult>;
   /** The underlying steps, by batch size (for profiling hooks). */
   readonly steps: ReadonlyMap<number, TrainStep>;
@@ -33,7 +37,8 @@ export async function openStepRunner(network: Yolo9Network, options: StepRunnerO
   const get = (batch: number): Promise<TrainStep> => {
     let s = steps.get(batch);
     if (!s) {
-      s = TrainStep.create(network, { ...options, batch }).then((st) => {
+      const { profileFilePrefix, ...rest } = options;
+      s = TrainStep.create(network, { ...rest, batch, ...(profileFilePrefix ? { profileFilePrefix: `${profileFilePrefix}_b${batch}` } : {}) }).then((st) => {
         ready.set(batch, st);
         return st;
       });
@@ -43,6 +48,9 @@ export async function openStepRunner(network: Yolo9Network, options: StepRunnerO
   };
   return {
     steps: ready,
+    async prepare(batch) {
+      await get(batch);
+    },
     async run(batch, phase = direct) {
       const step = await get(batch.images.dims[0]!);
       return phase('forward', () => step.run(batch));

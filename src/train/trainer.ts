@@ -75,6 +75,12 @@ export interface TrainProfiler {
   phase<T>(name: TrainPhase, fn: () => Promise<T>): Promise<T>;
   step(): Promise<void>;
   readonly finished: boolean;
+  /** When set, the train-step sessions are created with ORT profiling on, under this prefix. */
+  readonly ortProfilePrefix?: string;
+  /** Called once the step runner exists. */
+  attach?(runner: StepRunner): void;
+  /** Releases what an unfinished profile holds (temp files); called when training ends. */
+  close?(): Promise<void>;
 }
 
 export interface TrainRuntime {
@@ -84,7 +90,7 @@ export interface TrainRuntime {
   /** Directory that relative project/data paths are resolved against (default cwd). */
   cwd?: string;
   /** Builds the profiler once the run directory and meta are known (used when `profile` is on). */
-  profiler?: (ctx: { saveDir: string; device: Device; meta: Record<string, unknown>; warmup: number; steps: number; stepRunner: StepRunner }) => Promise<TrainProfiler>;
+  profiler?: (ctx: { saveDir: string; device: Device; meta: Record<string, unknown>; warmup: number; steps: number; log: (line: string) => void }) => Promise<TrainProfiler>;
 }
 
 function stateDictOf(named: Iterable<[string, Parameter]>): Map<string, HostTensor> {
@@ -185,8 +191,8 @@ export class Trainer {
   private globalStep = 0;
   private saveDir = '';
   private csv!: ResultsCsv;
-  private data!: TrainData;
-  private runner!: StepRunner;
+  private data: TrainData | null = null;
+  private runner: StepRunner | null = null;
   private profiler: TrainProfiler | null = null;
   private progress!: EpochProgress;
   private accumulate = 1;
@@ -282,7 +288,7 @@ export class Trainer {
 
     this.accumulate = accumulateSteps(cfg);
     this.data = await openTrainData(cfg, this.datasetConfig, { cwd, warn: this.warn });
-    const batchesPerEpoch = this.data.batchesPerEpoch;
+    const batchesPerEpoch = this.data!.batchesPerEpoch;
     const stepsPerEpoch = Math.ceil(batchesPerEpoch / this.accumulate);
     this.optimizer = Optimizer.create(this.named(), { optimizer: cfg.optimizer, lr0: cfg.lr0, momentum: cfg.momentum, weightDecay: cfg.weight_decay, nesterov: cfg.nesterov });
     this.schedule = new LRSchedule({
@@ -310,10 +316,6 @@ export class Trainer {
     if (resume && existsSync(this.csv.path)) this.csv.load(readFileSync(this.csv.path, 'utf8'));
     await writeYaml(join(this.saveDir, 'train_config.yaml'), { ...cfg });
 
-    this.runner = await openStepRunner(this.network, {
-      device: this.device, ...(cfg.threads ? { threads: cfg.threads } : {}), imgsz: [cfg.imgsz, cfg.imgsz], maxTargets: cfg.max_labels,
-    });
-
     if (cfg.profile && this.runtime.profiler) {
       let warmup = cfg.profile_warmup;
       let steps = cfg.profile_steps;
@@ -323,30 +325,41 @@ export class Trainer {
         this.log(`profile window rounded to accumulation boundaries (warmup=${warmup}, steps=${steps}, accum=${this.accumulate})`);
       }
       this.profiler = await this.runtime.profiler({
-        saveDir: this.saveDir, device: this.device, warmup, steps, stepRunner: this.runner,
+        saveDir: this.saveDir, device: this.device, warmup, steps, log: (line) => this.log(line),
         meta: { model: `yolo9-${this.network.options.size}`, device: this.device.id, batch: cfg.batch, imgsz: cfg.imgsz, amp: cfg.amp, amp_dtype: 'float16', workers: cfg.workers },
       });
     } else if (cfg.profile) {
       this.warn('profile=True: no profiler is attached to this run (use `libreyolo profile run`); training continues unprofiled.');
     }
+    const prefix = this.profiler?.ortProfilePrefix;
+    this.runner = await openStepRunner(this.network, {
+      device: this.device, ...(cfg.threads ? { threads: cfg.threads } : {}), imgsz: [cfg.imgsz, cfg.imgsz], maxTargets: cfg.max_labels,
+      ...(prefix ? { profileFilePrefix: prefix } : {}),
+    });
+    this.profiler?.attach?.(this.runner);
+    // The first step's session is built here (a while), so epoch 1's timing and the profile see plain steps.
+    const firstBatch = Math.min(cfg.batch, this.data!.trainImages);
+    const t0 = performance.now();
+    await this.runner!.prepare(firstBatch);
+    this.log(`Train step ready (batch ${firstBatch}, ${cfg.imgsz}x${cfg.imgsz}) in ${((performance.now() - t0) / 1000).toFixed(1)}s`);
 
     const params = this.optimizer.numel;
     this.log(`Training yolo9-${this.network.options.size} (${params.toLocaleString('en-US')} parameters, ${this.network.nc} classes) on ${this.device.id}` +
-      ` with ${this.data.trainImages} images, batch ${cfg.batch}${this.accumulate > 1 ? ` x ${this.accumulate} accumulated` : ''}, imgsz ${cfg.imgsz},` +
+      ` with ${this.data!.trainImages} images, batch ${cfg.batch}${this.accumulate > 1 ? ` x ${this.accumulate} accumulated` : ''}, imgsz ${cfg.imgsz},` +
       ` ${cfg.optimizer} lr0=${cfg.lr0}, ${cfg.epochs} epochs${this.startEpoch ? ` (resuming at epoch ${this.startEpoch + 1})` : ''}; results in ${this.saveDir}`);
   }
 
   private async trainEpoch(epoch: number): Promise<{ stats: EpochStats; stopped: boolean }> {
     const cfg = this.config;
     const mosaic = epoch < cfg.epochs - cfg.no_aug_epochs;
-    const total = this.data.batchesPerEpoch;
+    const total = this.data!.batchesPerEpoch;
     const stats: EpochStats = { losses: [], images: 0 };
     const accum = this.accumulate;
     let accGrads: Map<string, Float32Array> | null = null;
     let inWindow = 0;
     const started = performance.now();
     this.progress.start(epoch, cfg.epochs, total);
-    let batches: AsyncIterable<TrainBatch> = this.data.epoch(epoch, { mosaic });
+    let batches: AsyncIterable<TrainBatch> = this.data!.epoch(epoch, { mosaic });
     // The profiler's wrapper passes batches straight through once its window has closed.
     if (this.profiler) batches = this.profiler.wrapLoader(batches);
     const phase = <T>(name: TrainPhase, fn: () => Promise<T>): Promise<T> => (this.profiler ? this.profiler.phase(name, fn) : fn());
@@ -355,7 +368,7 @@ export class Trainer {
     try {
       for await (const batch of batches) {
         const n = batch.images.dims[0]!;
-        const result: StepResult = await this.runner.run(batch, phase);
+        const result: StepResult = await this.runner!.run(batch, phase);
         applyRunningStats(this.network, result.runningStats);
         let grads = result.gradients;
         if (accum > 1) {
@@ -415,7 +428,7 @@ export class Trainer {
 
   /** Validates the EMA (or raw) weights on the val split as the original's in-training validator. */
   private async validate(): Promise<ValMetrics | null> {
-    const split = this.data.val;
+    const split = this.data!.val;
     if (!split) return null;
     const cfg = this.config;
     const network = yolo9Family.create({ size: this.network.options.size, stateDict: this.evalState() }) as Yolo9Network;
@@ -452,12 +465,12 @@ export class Trainer {
   }
 
   async run(): Promise<TrainResults> {
-    await this.setup();
     const cfg = this.config;
     const weights = join(this.saveDir, 'weights');
     this.startedAt = performance.now();
     let stoppedByProfile = false;
     try {
+      await this.setup();
       for (let epoch = this.startEpoch; epoch < cfg.epochs; epoch++) {
         const t0 = performance.now();
         const { stats, stopped } = await this.trainEpoch(epoch);
@@ -528,8 +541,9 @@ export class Trainer {
         }
       }
     } finally {
-      await this.runner.close();
-      await this.data.close();
+      await this.profiler?.close?.();
+      await this.runner?.close();
+      await this.data?.close();
     }
     const secs = (performance.now() - this.startedAt) / 1000;
     if (stoppedByProfile) {

@@ -7,6 +7,7 @@
 import { Command, Option } from 'commander';
 import { ProfileError } from '../../profile/errors.ts';
 import { runInferProfile } from '../../profile/infer-run.ts';
+import { profileRunCommand } from './profile-run.ts';
 import { loadProfile } from '../../profile/load.ts';
 import { pyF, pyJson } from '../../profile/pyfmt.ts';
 import {
@@ -104,6 +105,7 @@ export function profileCommand(): Command {
       if (cmd !== undefined) throw new ProfileError(`unknown command '${cmd}'. run 'libreyolo profile' to list the commands.`, 2);
       process.stdout.write(group.helpInformation());
     }));
+  group.addCommand(profileRunCommand());
   group.addCommand(inferCommand());
   group.addCommand(readerCommand('summary', 'The high-level read: step, throughput, utilisation, verdict, kernel mix, top kernels.')
     .addOption(jsonOption())

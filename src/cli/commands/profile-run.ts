@@ -1,0 +1,61 @@
+/**
+ * `libreyolo profile run <data>`: profile training (profile.md 3.1). POSIX flags like the rest of
+ * the profile group. Exit codes: 3 when a trial's window never filled (no profile.json), 2 for an
+ * argument that does not resolve, 1 otherwise.
+ */
+import { Command, Option } from 'commander';
+import { ProfileError } from '../../profile/errors.ts';
+import { pyF, pyJson } from '../../profile/pyfmt.ts';
+import { runTrainProfile } from '../../profile/train-run.ts';
+import { CliExit } from '../report.ts';
+import { parseInteger } from '../values.ts';
+
+interface RunFlags {
+  weights: string; size: string; batch: number; imgsz: number; workers: number; amp: boolean; steps: number; warmup: number;
+  repeat: number; device: string; project: string; threads?: number; json: boolean;
+}
+
+export function profileRunCommand(): Command {
+  return new Command('run')
+    .description('Profile training: a few train steps with the trainer (model.train(profile=True)), written as a profile.')
+    .argument('<data>', 'dataset yaml or name, e.g. coco128')
+    .option('--weights <weights>', 'weights to train from (yolo9t/s/m/c: fresh weights)', 'LibreYOLO9t.pt')
+    .option('--size <size>', 'model size variant', 't')
+    .option('--batch <n>', 'batch size (-1 = auto-fit to the memory budget)', parseInteger('batch'), 16)
+    .option('--imgsz <n>', 'train image size', parseInteger('imgsz'), 640)
+    .option('--workers <n>', 'data loader workers', parseInteger('workers'), 8)
+    .option('--amp', 'mixed precision (GPU providers; ignored on CPU)', true)
+    .option('--no-amp', 'float32')
+    .option('--steps <n>', 'measured steps', parseInteger('steps'), 20)
+    .option('--warmup <n>', 'warmup steps (discarded)', parseInteger('warmup'), 5)
+    .option('--repeat <n>', 'repeat N times for a mean and standard deviation', parseInteger('repeat'), 1)
+    .option('--device <device>', 'device: 0 / cuda:0 (CUDA), cpu, webgpu', '0')
+    .option('--project <dir>', 'output root', 'runs/profile')
+    .option('--threads <n>', 'ONNX Runtime intra-op threads (default: all cores)', parseInteger('threads'))
+    .addOption(new Option('--json', 'JSON on stdout').default(false))
+    .action(async (data: string, f: RunFlags) => {
+      try {
+        const { profilePath, profile: a, tracePath } = await runTrainProfile({
+          data, weights: f.weights, size: f.size, batch: f.batch, imgsz: f.imgsz, workers: f.workers, amp: f.amp,
+          steps: f.steps, warmup: f.warmup, repeat: f.repeat, device: f.device, project: f.project,
+          ...(f.threads ? { threads: f.threads } : {}),
+          log: (line) => process.stderr.write(`${line}\n`),
+          warn: (m) => process.stderr.write(`warning: ${m}\n`),
+        });
+        const n = a.img_per_s_n ?? 1;
+        if (f.json) {
+          process.stdout.write(`${pyJson({
+            profile: profilePath, trace: tracePath, img_per_s: a.img_per_s, img_per_s_std: a.img_per_s_std ?? null,
+            img_per_s_n: n, bound: a.bound, gpu_util: a.gpu_util,
+          }, 2)}\n`);
+          return;
+        }
+        const spread = n > 1 ? ` +/- ${pyF(a.img_per_s_std)} (n=${n})` : '';
+        process.stdout.write(`img/s: ${pyF(a.img_per_s)}${spread}  |  ${a.bound}\nprofile: ${profilePath}\nnext:    libreyolo profile summary ${profilePath}\n`);
+      } catch (err) {
+        if (!(err instanceof ProfileError)) throw err;
+        process.stderr.write(`${err.message}\n`);
+        throw new CliExit(err.exitCode);
+      }
+    });
+}

@@ -1,0 +1,558 @@
+/**
+ * The training profile (profile.md 3.1 and 9): a `TrainStepProfiler` that the trainer drives
+ * (`wrapLoader` / `phase` / `step`), and `runTrainProfile`, the body of `libreyolo profile run`.
+ *
+ * Window: `warmup` iterations are discarded, then `steps` (at least 2) are measured, counted across
+ * epochs. The first half of the measured steps gives the real step time (data wait included), the
+ * second half the per-phase composition. The train step's ORT session is created with profiling on;
+ * at the window's close its events are put on the host clock and merged with the host record
+ * (step markers, phase spans, memory) into `profile_trace.json`, which the shared analysis turns
+ * into `profile.json` (with `profile_summary.json` beside it).
+ *
+ * Phases: `dataload` (waiting for the loader), `to_device` (handing the batch and the parameters to
+ * the session's worker and into ORT tensors, up to the run's first node), `forward` and `backward`
+ * (one ORT run, cut into stretches of forward nodes and of the gradient nodes, which the autodiff
+ * pass names `/backward/...`), `optimizer` (the host update).
+ */
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { LibreYOLOError } from '../errors.ts';
+import { ensureDataset, loadDatasetConfig, loadSplit } from '../data/dataset.ts';
+import { LibreYOLO } from '../load.ts';
+import type { LibreYOLOModel } from '../model.ts';
+import type { Device } from '../runtime/device.ts';
+import { setSpanRecorder, type HostSpan, type SpanRecorder } from '../runtime/spans.ts';
+import type { StepRunner } from '../train/runner.ts';
+import { createFreshModel, trainModel, type TrainPhase, type TrainProfiler, type TrainRuntime } from '../train/trainer.ts';
+import { writeFileAtomic } from '../util/fs.ts';
+import { aggregateRunTrials, RUN_REPEAT_FILE } from './aggregate.ts';
+import { buildChromeTrace, type StepRecord } from './chrome-trace.ts';
+import { deviceOrError, ensureDeviceAvailable } from './device.ts';
+import { ProfileError } from './errors.ts';
+import { loadProfile } from './load.ts';
+import { ortClockOffset, ortEvents, readOrtSessions } from './ort-trace.ts';
+import { pyFixed, pyJson, pyRound } from './pyfmt.ts';
+import { PROFILE_FILE, SUMMARY_FILE, TRACE_FILE, type ProfileAnalysis, type ProfileSummary, type TraceEvent } from './schema.ts';
+import { CPU_KERNEL_SHARE, GPU_UTIL, type Verdict } from './verdict.ts';
+import { finalizeProfile } from './write.ts';
+
+const nowUs = (): number => (performance.timeOrigin + performance.now()) * 1000;
+const ORT_PID = 10;
+/** The step's own record of its ORT run on the worker (runtime clock alignment uses it). */
+const WORKER_RUN = 'train step (worker)';
+const BACKWARD_NODE = '/backward/';
+
+export interface TrainProfilerOptions {
+  warmup: number;
+  steps: number;
+  saveDir: string;
+  device: Device;
+  meta: Record<string, unknown>;
+  /** Record the ORT trace (profile.json needs it). Default true. */
+  trace?: boolean;
+  log?: (line: string) => void;
+}
+
+interface Iteration {
+  index: number;
+  start: number;
+  end: number;
+  synced: boolean;
+}
+
+/** Trainer hooks + host recorder for one profile window (profile.md 9.3). */
+export class TrainStepProfiler implements TrainProfiler, SpanRecorder {
+  finished = false;
+  readonly ortProfilePrefix: string | undefined;
+  private readonly warmup: number;
+  private readonly active: number;
+  private readonly half: number;
+  private runner: StepRunner | null = null;
+  private stepI = 0;
+  private m = 0;
+  private dlMs = 0;
+  private dlN = 0;
+  private realMs = 0;
+  private realN = 0;
+  private stepT0: number | null = null;
+  private iterStartUs = 0;
+  private syncedN = 0;
+  private readonly sums: Record<TrainPhase, number> = { to_device: 0, forward: 0, backward: 0, optimizer: 0 };
+  private readonly spans: HostSpan[] = [];
+  private readonly iterations: Iteration[] = [];
+  private readonly rss: Array<{ ts: number; mb: number }> = [];
+  private measureFrom = Infinity;
+  private recording = false;
+  private cleaned = false;
+  /** Set when the window closed and the files were written. */
+  profile: ProfileAnalysis | null = null;
+
+  private constructor(private readonly o: TrainProfilerOptions, private readonly ortDir: string | null) {
+    this.warmup = Math.max(0, o.warmup);
+    this.active = Math.max(2, o.steps);
+    this.half = Math.max(1, Math.floor(this.active / 2));
+    this.ortProfilePrefix = ortDir ? join(ortDir, 'train') : undefined;
+  }
+
+  static async create(o: TrainProfilerOptions): Promise<TrainStepProfiler> {
+    const dir = o.trace === false ? null : await mkdtemp(join(tmpdir(), 'libreyolo-train-profile-'));
+    return new TrainStepProfiler(o, dir);
+  }
+
+  attach(runner: StepRunner): void {
+    this.runner = runner;
+  }
+
+  private get activeNow(): boolean {
+    return !this.finished && this.stepI >= this.warmup;
+  }
+
+  private get unsynced(): boolean {
+    return this.activeNow && this.m < this.half;
+  }
+
+  private get synced(): boolean {
+    return this.activeNow && this.m >= this.half;
+  }
+
+  record(span: HostSpan): void {
+    if (this.recording) this.spans.push(span);
+  }
+
+  private beginMeasurement(): void {
+    if (this.recording || this.finished) return;
+    this.recording = true;
+    this.measureFrom = nowUs();
+    setSpanRecorder(this);
+  }
+
+  private stopRecording(): void {
+    if (!this.recording) return;
+    this.recording = false;
+    setSpanRecorder(null);
+  }
+
+  async *wrapLoader<T>(batches: AsyncIterable<T>): AsyncIterable<T> {
+    const it = batches[Symbol.asyncIterator]();
+    for (;;) {
+      if (this.activeNow) this.beginMeasurement();
+      const measuring = this.activeNow;
+      const t0 = performance.now();
+      const t0us = nowUs();
+      const next = await it.next();
+      if (next.done) return;
+      const t1 = performance.now();
+      if (measuring) {
+        this.iterStartUs = t0us;
+        this.spans.push({ name: 'dataload', cat: 'dataload', ts: t0us, dur: (t1 - t0) * 1000, tid: 0 });
+      }
+      if (this.unsynced) {
+        this.dlMs += t1 - t0;
+        this.dlN++;
+        this.stepT0 = t0;
+      } else this.stepT0 = null;
+      yield next.value;
+    }
+  }
+
+  async phase<T>(name: TrainPhase, fn: () => Promise<T>): Promise<T> {
+    if (!this.activeNow) return fn();
+    const t0 = performance.now();
+    const ts = nowUs();
+    try {
+      return await fn();
+    } finally {
+      const ms = performance.now() - t0;
+      // The runner brackets the whole step call as `forward`; finish() splits it into
+      // to_device / forward / backward from the worker's run interval and the ORT events.
+      this.spans.push({ name: name === 'forward' ? 'train step (call)' : name, cat: name === 'forward' ? 'step call' : name, ts, dur: ms * 1000, tid: 0 });
+      if (this.synced && name !== 'forward') this.sums[name] += ms;
+    }
+  }
+
+  async step(): Promise<void> {
+    if (this.finished) return;
+    const done = performance.now();
+    if (this.unsynced && this.stepT0 !== null) {
+      this.realMs += done - this.stepT0;
+      this.realN++;
+      this.stepT0 = null;
+    }
+    if (this.stepI >= this.warmup) {
+      const end = nowUs();
+      this.iterations.push({ index: this.m, start: this.iterStartUs || end, end, synced: this.m >= this.half });
+      this.rss.push({ ts: end, mb: process.memoryUsage.rss() / 1e6 });
+    }
+    if (this.synced) this.syncedN++;
+    if (this.stepI >= this.warmup) this.m++;
+    this.stepI++;
+    if (this.m >= this.active) await this.finish();
+  }
+
+  /**
+   * Splits each step call into phases: to_device (call start -> worker run start), then forward and
+   * backward segments over the ORT run (a segment per stretch of consecutive forward or `/backward/`
+   * nodes, so every kernel lies in its own phase even where ORT interleaves the two), and the tail
+   * after the run (the gradients' trip back) as backward.
+   */
+  private splitCalls(sessions: ReadonlyArray<{ events: TraceEvent[] }>): HostSpan[] {
+    const runs = this.spans.filter((s) => s.name === WORKER_RUN);
+    const nodes = sessions.flatMap((s) => s.events.filter((e) => e.cat === 'Node' && typeof e.ts === 'number'))
+      .map((e) => ({ ts: e.ts!, backward: String(e.name ?? '').includes(BACKWARD_NODE) }))
+      .sort((a, b) => a.ts - b.ts);
+    const firstIndexAtOrAfter = (t: number): number => {
+      let lo = 0, hi = nodes.length;
+      while (lo < hi) {
+        const mid = (lo + hi) >> 1;
+        if (nodes[mid]!.ts < t) lo = mid + 1; else hi = mid;
+      }
+      return lo;
+    };
+    const out: HostSpan[] = [];
+    for (const s of this.spans) {
+      if (s.name === WORKER_RUN) {
+        out.push({ ...s, cat: 'worker run' });
+        continue;
+      }
+      if (s.cat !== 'step call') {
+        out.push(s);
+        continue;
+      }
+      out.push(s);
+      const c0 = s.ts, c1 = s.ts + s.dur;
+      const run = runs.find((r) => r.ts >= c0 - 1 && r.ts + r.dur <= c1 + 1);
+      const w0 = run ? Math.max(run.ts, c0) : c0;
+      const w1 = run ? Math.min(run.ts + run.dur, c1) : c1;
+      // Until ORT's first node runs, the call is handing the batch and the parameters over.
+      const first = firstIndexAtOrAfter(w0);
+      const firstTs = first < nodes.length && nodes[first]!.ts < w1 ? nodes[first]!.ts : w0;
+      const parts: Record<'to_device' | 'forward' | 'backward', number> = { to_device: firstTs - c0, forward: 0, backward: 0 };
+      if (firstTs > c0) out.push({ name: 'to_device', cat: 'to_device', ts: c0, dur: firstTs - c0, tid: s.tid });
+      let segStart = firstTs;
+      let segBackward = false;
+      const close = (end: number): void => {
+        if (end <= segStart) return;
+        const phase = segBackward ? 'backward' : 'forward';
+        out.push({ name: phase, cat: phase, ts: segStart, dur: end - segStart, tid: s.tid });
+        parts[phase] += end - segStart;
+      };
+      for (let k = first; k < nodes.length && nodes[k]!.ts < w1; k++) {
+        const nd = nodes[k]!;
+        if (nd.backward === segBackward) continue;
+        close(nd.ts);
+        segStart = nd.ts;
+        segBackward = nd.backward;
+      }
+      close(w1);
+      if (c1 > w1) {
+        out.push({ name: 'backward', cat: 'backward', ts: w1, dur: c1 - w1, tid: s.tid });
+        parts.backward += c1 - w1;
+      }
+      if (this.iterations.some((it) => it.synced && it.start <= c0 && c0 <= it.end)) {
+        this.sums.to_device += parts.to_device / 1000;
+        this.sums.forward += parts.forward / 1000;
+        this.sums.backward += parts.backward / 1000;
+      }
+    }
+    return out;
+  }
+
+  private async finish(): Promise<void> {
+    this.finished = true;
+    this.stopRecording();
+    const o = this.o;
+    const batch = Number(o.meta.batch) || 0;
+    let trace = null;
+    try {
+      if (this.ortDir && this.runner) {
+        const profiled: Array<{ key: string; profilePrefix: string; startEpochMs: number }> = [];
+        for (const step of this.runner.steps.values()) {
+          await step.endProfiling();
+          const s = step.sessionInfo;
+          if (s.profilePrefix) profiled.push({ key: s.key, profilePrefix: s.profilePrefix, startEpochMs: s.info.profileStartEpochMs ?? 0 });
+        }
+        const files = await readOrtSessions(profiled);
+        const workerRuns = this.spans.filter((s) => s.name === WORKER_RUN);
+        const sessions = files.map((f, k) => ({
+          key: f.key, pid: ORT_PID + k,
+          events: realignRuns(ortEvents(f, ortClockOffset(f, workerRuns), ORT_PID + k), workerRuns).filter((e) => e.ts! >= this.measureFrom),
+        }));
+        const spans = this.splitCalls(sessions);
+        trace = buildChromeTrace({ spans, steps: this.iterations.map((it): StepRecord => ({ index: it.index, ts: it.start, dur: it.end - it.start })), rss: this.rss, sessions });
+      }
+    } finally {
+      await this.cleanup();
+    }
+    const stepMs = this.realN ? this.realMs / this.realN : 0;
+    const dl = this.dlN ? this.dlMs / this.dlN : 0;
+    const div = Math.max(this.syncedN, 1);
+    const composition = Object.fromEntries((['to_device', 'forward', 'backward', 'optimizer'] as const).map((p) => [p, pyRound(this.sums[p] / div, 3)]));
+    const compTotal = Object.values(composition).reduce((a, b) => a + b, 0);
+    const frac = stepMs > 0 ? dl / stepMs : 0;
+    const summary: ProfileSummary = {
+      meta: { ...o.meta, mode: 'train' },
+      window: { warmup: this.warmup, real_steps: this.realN, synced_steps: this.syncedN },
+      real: {
+        step_ms: pyRound(stepMs, 3), dataload_ms: pyRound(dl, 3), compute_ms: pyRound(Math.max(stepMs - dl, 0), 3),
+        img_per_s: stepMs > 0 ? pyRound(batch / (stepMs / 1000), 2) : 0, dataload_frac: pyRound(frac, 3),
+      },
+      composition_ms: composition,
+      composition_total_ms: pyRound(compTotal || 1.0, 3),
+      bound: frac >= 0.2 ? 'dataloader' : 'compute',
+      bound_why: '',
+      trace: trace ? join(o.saveDir, TRACE_FILE) : null,
+    };
+    if (!trace) {
+      // As the original: without a trace only profile_summary.json is written, no profile.json.
+      await writeFileAtomic(join(o.saveDir, SUMMARY_FILE), `${pyJson(summary, 2)}\n`);
+      return;
+    }
+    const cpu = o.device.kind === 'cpu';
+    this.profile = await finalizeProfile({
+      saveDir: o.saveDir, trace, summary,
+      fallback: () => { throw new Error('unreachable: a trace is present'); },
+      verdict: (a) => refineTrainVerdict(a, summary, cpu),
+    });
+    this.report(this.profile);
+  }
+
+  private report(a: ProfileAnalysis): void {
+    const log = this.o.log;
+    if (!log) return;
+    const m = this.o.meta;
+    const real = { step: a.step_ms, dl: a.dataload_ms ?? 0 };
+    const phases = a.phases.map((p) => `${p.phase} ${pyFixed(p.wall_ms_per_step ?? 0, 1)}ms`).join(' | ');
+    log([
+      '='.repeat(64),
+      `  LibreYOLO training profile - ${String(m.model)}`,
+      `  device=${String(m.device)}  batch=${String(m.batch)}  imgsz=${String(m.imgsz)}  amp=${m.amp ? 'True' : 'False'}  workers=${String(m.workers)}`,
+      `  REAL step ${pyFixed(real.step, 1)} ms = dataload ${pyFixed(real.dl, 1)} ms + compute ${pyFixed(Math.max(real.step - real.dl, 0), 1)} ms  ->  ${pyFixed(a.img_per_s ?? 0, 1)} img/s`,
+      `  ${kernelLine(a, this.o.device)}`,
+      `  >> VERDICT: ${a.bound.toUpperCase()}: ${a.bound_why}.`,
+      `  per-phase wall: ${phases}`,
+      `  profile:   ${join(this.o.saveDir, PROFILE_FILE)}`,
+      `  raw trace: ${join(this.o.saveDir, TRACE_FILE)}  (load in Perfetto if you want)`,
+      '='.repeat(64),
+    ].join('\n'));
+  }
+
+  private async cleanup(): Promise<void> {
+    this.stopRecording();
+    if (this.cleaned) return;
+    this.cleaned = true;
+    if (this.ortDir) await rm(this.ortDir, { recursive: true, force: true });
+  }
+
+  /** An unfinished window leaves no files: stop recording and remove ORT's temp files. */
+  async close(): Promise<void> {
+    await this.cleanup();
+  }
+}
+
+/**
+ * Per-run clock alignment. One offset per session is not enough here: `session.run` converts ~2M
+ * parameter feeds before ORT's own `model_run` starts, and that time changes from run to run, so a
+ * single offset can even pair a run with its neighbour. The profile ends right after the last
+ * measured step, so the session's last N model_runs are the N measured worker runs, in order; each
+ * is moved to end where its worker run ends (the output copy after it is small) and every event
+ * inside it moves with it.
+ */
+export function realignRuns(events: TraceEvent[], workerRuns: ReadonlyArray<{ ts: number; dur: number }>): TraceEvent[] {
+  const runs = events.filter((e) => e.name === 'model_run' && typeof e.ts === 'number').sort((a, b) => a.ts! - b.ts!);
+  const workers = [...workerRuns].sort((a, b) => a.ts - b.ts);
+  const n = Math.min(runs.length, workers.length);
+  if (!n) return events;
+  const paired = runs.slice(runs.length - n);
+  const measured = workers.slice(workers.length - n);
+  const shifts = paired.map((r, k) => {
+    const w = measured[k]!;
+    const dur = Math.min(r.dur ?? 0, w.dur);
+    return { start: r.ts!, end: r.ts! + (r.dur ?? 0), shift: w.ts + w.dur - dur - r.ts! };
+  });
+  return events.map((e) => {
+    if (typeof e.ts !== 'number') return e;
+    const sh = shifts.find((x) => e.ts! >= x.start - 1 && e.ts! <= x.end + 1);
+    return sh ? { ...e, ts: Math.round((e.ts + sh.shift) * 1000) / 1000 } : e;
+  });
+}
+
+function kernelLine(a: ProfileAnalysis, device: Device): string {
+  const what = device.kind === 'cpu' ? 'ORT kernels' : 'device';
+  return `${what} busy ${pyFixed(a.gpu_util * 100, 0)}% (${pyFixed(a.gpu_busy_ms_per_step, 0)} ms / ${pyFixed(a.step_ms, 0)} ms step)  |  ${a.kernels_per_step} kernels/step @ ~${pyFixed(a.mean_kernel_us, 0)}us`;
+}
+
+/**
+ * The original's `_refine_verdict`, with the device busy time from ORT's kernels: on CPU the
+ * kernels' share of the real step decides compute-bound (>= 60%) from host-bound, on GPUs the
+ * original's 80% utilisation rule applies.
+ */
+export function refineTrainVerdict(a: ProfileAnalysis, summary: ProfileSummary, cpu: boolean): Verdict {
+  const stepMs = summary.real?.step_ms ?? 0;
+  const dl = summary.real?.dataload_frac ?? 0;
+  const util = stepMs > 0 ? a.gpu_busy_ms_per_step / stepMs : a.gpu_util;
+  a.gpu_util_raw = pyRound(util, 3);
+  a.gpu_util = pyRound(Math.min(util, 1), 3);
+  a.metrics.gpu_util = a.gpu_util;
+  const pressure = a.cuda_mallocs_per_step >= 5 || util > 1.05;
+  if (pressure) {
+    return { bound: 'memory-pressure', why: `allocator/VRAM pressure (~${a.cuda_mallocs_per_step} allocations per step); throughput and utilisation are unreliable` };
+  }
+  if (dl >= 0.2) return { bound: 'dataloader', why: `the ${cpu ? 'CPU' : 'GPU'} waits on input data (~${pyFixed(dl * 100, 0)}% of the step)` };
+  const threshold = cpu ? CPU_KERNEL_SHARE : GPU_UTIL;
+  if (a.gpu_util >= threshold) {
+    return { bound: 'compute', why: cpu ? `ORT kernels fill ~${pyFixed(a.gpu_util * 100, 0)}% of the step: CPU-bound in the network's own math` : `the GPU is saturated (~${pyFixed(a.gpu_util * 100, 0)}% busy)` };
+  }
+  return {
+    bound: 'host / launch',
+    why: `${cpu ? 'ORT kernels fill' : 'GPU only'} ~${pyFixed(a.gpu_util * 100, 0)}% of the step \u2014 the rest is host work: ${a.kernels_per_step} kernels/step at ~${pyFixed(a.mean_kernel_us, 0)}us each, ` +
+      'parameter/gradient hand-off to the session worker, and the optimizer update on the host',
+  };
+}
+
+/** The trainer's profiler factory (what `profile run` passes as `TrainRuntime.profiler`). */
+export function trainProfilerFactory(options: { trace?: boolean } = {}): NonNullable<TrainRuntime['profiler']> {
+  return (ctx) => TrainStepProfiler.create({ ...ctx, ...(options.trace === false ? { trace: false } : {}) });
+}
+
+export interface TrainRunOptions {
+  data: string;
+  weights: string;
+  size: string;
+  batch: number;
+  imgsz: number;
+  workers: number;
+  amp: boolean;
+  steps: number;
+  warmup: number;
+  repeat: number;
+  device: string;
+  project: string;
+  threads?: number;
+  /** Epoch budget (default warmup + steps + 5, as the original; the window closes long before). */
+  epochs?: number;
+  /** Progress and report lines (stderr in the CLI); default: silent. */
+  log?: (line: string) => void;
+  warn?: (message: string) => void;
+  cwd?: string;
+}
+
+export interface TrainRunResult {
+  /** profile.json of a single run, or the aggregate of a repeated one. */
+  profilePath: string;
+  profile: ProfileAnalysis;
+  /** The last trial's trace. */
+  tracePath: string;
+}
+
+/** Errors of an argument that does not resolve exit 2 (the group's convention). */
+const EXIT2 = new Set(['model_not_found', 'checkpoint_not_found', 'download_failed', 'data_not_found', 'device_not_available', 'invalid_imgsz']);
+
+function asProfileError(err: unknown): unknown {
+  if (!(err instanceof LibreYOLOError)) return err;
+  const code = EXIT2.has(err.code) || err.code.startsWith('config_') ? 2 : 1;
+  return new ProfileError(err.suggestion ? `${err.message}\n${err.suggestion}` : err.message, code);
+}
+
+const FRESH = /^yolo9-?([tsmc])$/i;
+
+async function loadWeights(o: TrainRunOptions, device: Device): Promise<LibreYOLOModel> {
+  const fresh = FRESH.exec(o.weights);
+  if (fresh && !existsSync(resolve(o.cwd ?? process.cwd(), o.weights))) return createFreshModel(fresh[1]!.toLowerCase(), { device: device.id });
+  return LibreYOLO(o.weights, { device: device.id, size: o.size, ...(o.cwd ? { cwd: o.cwd } : {}), ...(o.threads ? { threads: o.threads } : {}) });
+}
+
+/** `libreyolo profile run <data>` (profile.md 3.1). */
+export async function runTrainProfile(o: TrainRunOptions): Promise<TrainRunResult> {
+  const device = deviceOrError(o.device);
+  await ensureDeviceAvailable(device);
+  const repeat = Math.max(1, o.repeat);
+  const cwd = o.cwd ?? process.cwd();
+  const epochs = o.epochs ?? o.warmup + o.steps + 5;
+  await checkWindowFits(o, epochs, cwd);
+  const profiles: ProfileAnalysis[] = [];
+  const paths: string[] = [];
+  const trials: number[] = [];
+  let lastDir = '';
+  const quiet = (): void => undefined;
+  for (let i = 0; i < repeat; i++) {
+    const name = repeat > 1 ? `prof_${i}` : 'prof';
+    let model: LibreYOLOModel;
+    try {
+      model = await loadWeights(o, device);
+    } catch (err) {
+      throw asProfileError(err);
+    }
+    try {
+      await trainModel(model, {
+        data: o.data, epochs, batch: o.batch, imgsz: o.imgsz, workers: o.workers, amp: o.amp, device: device.id,
+        profile: true, profile_then_stop: true, profile_steps: o.steps, profile_warmup: o.warmup, profile_open: false,
+        no_aug_epochs: 0, project: o.project, name, exist_ok: true, verbose: Boolean(o.log),
+        ...(o.threads ? { threads: o.threads } : {}),
+      }, { warn: o.warn ?? quiet, cwd, profiler: trainProfilerFactory(), ...(o.log ? { stream: logStream(o.log) } : {}) });
+    } catch (err) {
+      throw asProfileError(err);
+    } finally {
+      await model.close();
+    }
+    lastDir = resolve(cwd, o.project, name);
+    const pj = join(lastDir, PROFILE_FILE);
+    if (!existsSync(pj)) {
+      throw windowNeverFilled(i, o);
+    }
+    const a = loadProfile(pj);
+    profiles.push(a);
+    paths.push(pj);
+    if (a.img_per_s !== null && a.img_per_s !== undefined) trials.push(a.img_per_s);
+  }
+  const tracePath = join(lastDir, TRACE_FILE);
+  if (trials.length > 1) {
+    const profilePath = resolve(cwd, o.project, RUN_REPEAT_FILE);
+    const profile = aggregateRunTrials(profiles, paths, trials);
+    await writeFileAtomic(profilePath, pyJson(profile));
+    return { profilePath, profile, tracePath };
+  }
+  return { profilePath: paths[paths.length - 1]!, profile: profiles[profiles.length - 1]!, tracePath };
+}
+
+function windowNeverFilled(run: number, o: Pick<TrainRunOptions, 'warmup' | 'steps'>): ProfileError {
+  return new ProfileError(`no profile produced for run ${run}: the window (warmup ${o.warmup} + steps ${o.steps}) never filled. Use a larger dataset, fewer --steps, or a smaller --batch.`, 3);
+}
+
+/**
+ * The window needs warmup + max(2, steps) iterations; the run has epochs x batches-per-epoch of
+ * them (drop_last when the split holds at least one batch, as the original). When that cannot
+ * fill the window the outcome is known before any model work: no profile, exit 3.
+ */
+async function checkWindowFits(o: TrainRunOptions, epochs: number, cwd: string): Promise<void> {
+  if (o.batch < 1) return; // auto-batch: the batch is only known after the probe
+  let images: number;
+  try {
+    const ds = await loadDatasetConfig(o.data, { cwd });
+    await ensureDataset(ds, { cwd });
+    images = (await loadSplit(ds, 'train', { cwd })).images.length;
+  } catch (err) {
+    throw asProfileError(err);
+  }
+  const perEpoch = images >= o.batch ? Math.floor(images / o.batch) : 1;
+  if (epochs * perEpoch < Math.max(0, o.warmup) + Math.max(2, o.steps)) throw windowNeverFilled(0, o);
+}
+
+/** A minimal non-TTY stream that forwards whole lines to `log`. */
+function logStream(log: (line: string) => void): NodeJS.WriteStream {
+  let buf = '';
+  return {
+    isTTY: false,
+    write(chunk: string | Uint8Array): boolean {
+      buf += typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8');
+      let k: number;
+      while ((k = buf.indexOf('\n')) >= 0) {
+        log(buf.slice(0, k));
+        buf = buf.slice(k + 1);
+      }
+      return true;
+    },
+  } as unknown as NodeJS.WriteStream;
+}
