@@ -27,6 +27,7 @@ import { loadCheckpointFile } from '../weights/checkpoint.ts';
 import { resolveWeights } from '../weights/hub.ts';
 import { makeRunDir, ResultsCsv, writeJson, writeYaml, type CsvValue } from './artifacts.ts';
 import { BEST_METRIC_KEY, NO_BEST, readTrainingCheckpoint, saveTrainingCheckpoint, type BestState, type ResumeState } from './checkpoint.ts';
+import { probeAutoBatch, type AutoBatchResult } from './autobatch.ts';
 import { accumulateSteps, resolveTrainConfig, type TrainConfig } from './config.ts';
 import { ModelEMA } from './ema.ts';
 import { Optimizer } from './optimizer.ts';
@@ -202,6 +203,8 @@ export class Trainer {
   private startedAt = 0;
   private resumeFrom: ResumeState | null = null;
   private datasetConfig!: DatasetConfig;
+  /** The batch=-1 probe, when one ran. */
+  autoBatch: AutoBatchResult | null = null;
 
   private constructor(
     readonly config: TrainConfig,
@@ -279,9 +282,13 @@ export class Trainer {
     const cwd = this.runtime.cwd ?? process.cwd();
     this.progress = new EpochProgress({ enabled: cfg.verbose, logInterval: cfg.log_interval, ...(this.runtime.stream ? { stream: this.runtime.stream } : {}) });
     if (cfg.batch === -1) {
-      // AutoBatch probes device memory on CUDA only; every other device keeps 16 (profile.md 9.10).
-      cfg.batch = 16;
-      this.log(`AutoBatch: no memory probe on ${this.device.id}; using batch=16.`);
+      const auto = await probeAutoBatch(this.network, {
+        device: this.device, imgsz: cfg.imgsz, maxTargets: cfg.max_labels, nbs: cfg.nbs, log: (l) => this.log(l),
+        ...(cfg.threads ? { threads: cfg.threads } : {}),
+      });
+      cfg.batch = auto.batch;
+      this.autoBatch = auto;
+      this.log(auto.message);
     }
     if (cfg.amp && this.device.kind === 'cpu') this.log('amp=True is ignored on CPU: training runs in float32.');
     else if (cfg.amp) this.log(`amp=True: the float16 training path is not available yet on ${this.device.id}; training runs in float32.`);
@@ -466,11 +473,12 @@ export class Trainer {
 
   async run(): Promise<TrainResults> {
     const cfg = this.config;
-    const weights = join(this.saveDir, 'weights');
-    this.startedAt = performance.now();
     let stoppedByProfile = false;
     try {
       await this.setup();
+      // only now is the run directory known
+      const weights = join(this.saveDir, 'weights');
+      this.startedAt = performance.now();
       for (let epoch = this.startEpoch; epoch < cfg.epochs; epoch++) {
         const t0 = performance.now();
         const { stats, stopped } = await this.trainEpoch(epoch);
@@ -555,7 +563,9 @@ export class Trainer {
     await writeJson(join(this.saveDir, 'summary.json'), {
       model: `yolo9-${this.network.options.size}`, device: this.device.id, epochs: cfg.epochs, batch: cfg.batch, imgsz: cfg.imgsz,
       accumulate: this.accumulate, amp: cfg.amp && this.device.kind !== 'cpu', amp_requested: cfg.amp, seconds: Math.round(secs * 100) / 100,
-      threads: cfg.threads ?? cpus().length, ...this.results,
+      threads: cfg.threads ?? cpus().length,
+      ...(this.autoBatch ? { auto_batch: { batch: this.autoBatch.batch, points: this.autoBatch.points, total_mb: this.autoBatch.totalMb, fraction: this.autoBatch.fraction } } : {}),
+      ...this.results,
     });
     return this.results;
   }
