@@ -34,7 +34,7 @@ export function batchNormTrain(
 ): { y: string; mean: string; variance: string } {
   const c = opts.channels;
   const [y, mean, variance] = b.opMulti('BatchNormTrain', [x, scale, bias], 3, {
-    epsilon: f(opts.eps), precise_stats: i(opts.preciseStats === false ? 0 : 1),
+    epsilon: f(opts.eps), precise_stats: i(opts.preciseStats === false ? 0 : 1), channels: i(c),
   }, { name: 'bn/BatchNormTrain' }) as [string, string, string];
   b.graph.nodes[b.graph.nodes.length - 1]!.domain = COMPOSITE_DOMAIN;
   const m = opts.momentum;
