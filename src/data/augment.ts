@@ -9,21 +9,12 @@
  */
 
 import type { RgbImage } from './image.ts';
+import { rint } from '../util/math.ts';
 import { letterboxGeometry, letterboxInto, resizeBilinear, PAD_VALUE } from './letterbox.ts';
 
 export type Rand = () => number;
 
-/** mulberry32 (the generator of the model initialiser): uniform [0, 1) from a 32-bit seed. */
-export function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export { mulberry32 } from '../util/random.ts';
 
 /** Mixes integers into one 32-bit seed (splitmix-style finaliser). */
 export function mixSeed(...parts: number[]): number {
@@ -62,14 +53,6 @@ export const DEFAULT_HYP: Readonly<AugmentHyp> = Object.freeze({
 const HSV_SHIFT = 12;
 const HALF = 1 << (HSV_SHIFT - 1);
 
-/** Round half to even (cvRound). */
-function rint(v: number): number {
-  const f = Math.floor(v);
-  const d = v - f;
-  if (d > 0.5) return f + 1;
-  if (d < 0.5) return f;
-  return f % 2 === 0 ? f : f + 1;
-}
 
 const SDIV = new Int32Array(256);
 const HDIV = new Int32Array(256);

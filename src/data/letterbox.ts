@@ -8,6 +8,7 @@
  */
 
 import type { RgbImage } from './image.ts';
+import { rint } from '../util/math.ts';
 
 /** Network input size: a square side or an explicit `[height, width]`. */
 export type InputSize = number | readonly [number, number];
@@ -39,14 +40,6 @@ export function letterboxGeometry(w0: number, h0: number, inH: number, inW: numb
   };
 }
 
-/** Round half to even, as lrintf does under the default FP mode. */
-function rint(v: number): number {
-  const f = Math.floor(v);
-  const d = v - f;
-  if (d > 0.5) return f + 1;
-  if (d < 0.5) return f;
-  return f % 2 === 0 ? f : f + 1;
-}
 
 interface AxisTable {
   /** first / second source index per destination index, already clamped to the image */

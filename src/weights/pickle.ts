@@ -23,7 +23,7 @@
  */
 
 import { LibreYOLOError } from '../errors.ts';
-import { BYTES_PER_ELEMENT, fromBytes, numel, zeros, type DType, type HostTensor } from '../graph/tensor.ts';
+import { BYTES_PER_ELEMENT, f16ToF32, fromBytes, numel, zeros, type DType, type HostTensor } from '../graph/tensor.ts';
 
 // ---------------------------------------------------------------------------------------------
 // Value types
@@ -239,20 +239,12 @@ function isContiguous(size: number[], stride: number[]): boolean {
 }
 
 const NUMPY_KINDS: Record<string, (v: DataView, le: boolean) => number | bigint | boolean> = {
-  f2: (v, le) => halfToNumber(v.getUint16(0, le)), f4: (v, le) => v.getFloat32(0, le), f8: (v, le) => v.getFloat64(0, le),
+  f2: (v, le) => f16ToF32(v.getUint16(0, le)), f4: (v, le) => v.getFloat32(0, le), f8: (v, le) => v.getFloat64(0, le),
   i1: (v) => v.getInt8(0), i2: (v, le) => v.getInt16(0, le), i4: (v, le) => v.getInt32(0, le), i8: (v, le) => small(v.getBigInt64(0, le)),
   u1: (v) => v.getUint8(0), u2: (v, le) => v.getUint16(0, le), u4: (v, le) => v.getUint32(0, le), u8: (v, le) => small(v.getBigUint64(0, le)),
   b1: (v) => v.getUint8(0) !== 0,
 };
 
-function halfToNumber(h: number): number {
-  const sign = h & 0x8000 ? -1 : 1;
-  const exp = (h >>> 10) & 0x1f;
-  const mant = h & 0x3ff;
-  if (exp === 0) return sign * mant * 2 ** -24;
-  if (exp === 0x1f) return mant ? NaN : sign * Infinity;
-  return sign * (1 + mant / 1024) * 2 ** (exp - 15);
-}
 
 /** numpy.core.multiarray.scalar(dtype, raw bytes): metadata saved as np.float64 etc. */
 function numpyScalar(args: unknown[], source: string): number | bigint | boolean {

@@ -6,18 +6,10 @@
 import { Parameter } from '../../graph/module.ts';
 import { YOLO9_STRIDES } from './config.ts';
 import type { Yolo9Network } from './network.ts';
+import { mulberry32 as seededRandom } from '../../util/random.ts';
 
-/** mulberry32: small, fast, seedable. */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** The package's seeded PRNG, under the name the initialiser's callers use. */
+export { seededRandom };
 
 function uniform(p: Parameter, bound: number, rand: () => number): void {
   const d = p.value.data as Float32Array;
