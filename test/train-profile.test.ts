@@ -1,0 +1,106 @@
+/**
+ * `libreyolo profile run`: a real training profile on a synthetic dataset (CPU, batch 4, 320 px,
+ * warmup 2 + 4 steps, two trials), read back by the profile readers; the window that cannot fill
+ * exits 3 with the three remedies; batch=-1 measures the step's memory and fits the batch.
+ */
+import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { before, describe, it } from 'node:test';
+import { generateSynthDataset } from '../src/data/synth.ts';
+import { yolo9Family } from '../src/models/yolo9/family.ts';
+import type { Yolo9Network } from '../src/models/yolo9/network.ts';
+import { ProfileError } from '../src/profile/errors.ts';
+import { runTrainProfile } from '../src/profile/train-run.ts';
+import { parseDevice } from '../src/runtime/device.ts';
+import { fitAutoBatch, probeAutoBatch } from '../src/train/autobatch.ts';
+import { runCli } from './helpers/cli.ts';
+
+describe('libreyolo profile run', () => {
+  const tmp = mkdtempSync(join(tmpdir(), 'libreyolo-train-profile-'));
+  let yaml = '';
+  before(async () => {
+    yaml = (await generateSynthDataset({ out: join(tmp, 'shapes'), seed: 2, train: 8, val: 2, imgsz: 96, classes: ['circle', 'square', 'triangle'] })).yaml;
+  });
+
+  it('profiles training steps and the readers work on the result', async () => {
+    const run = await runCli(['profile', 'run', yaml, '--weights', 'yolo9t', '--device', 'cpu', '--batch', '4', '--imgsz', '320',
+      '--steps', '4', '--warmup', '2', '--workers', '1', '--repeat', '2', '--project', 'runs/profile'], tmp);
+    assert.equal(run.code, 0, run.stderr);
+    const dir = join(tmp, 'runs', 'profile');
+    const aggregate = join(dir, 'profile_repeat.json');
+    assert.match(run.stdout, /^img\/s: [\d.]+ \+\/- [\d.]+ \(n=2\)  \|  \S/m);
+    assert.ok(run.stdout.includes(`profile: ${aggregate}`), run.stdout);
+    for (const trial of ['prof_0', 'prof_1']) {
+      for (const f of ['profile.json', 'profile_trace.json', 'profile_summary.json']) assert.ok(existsSync(join(dir, trial, f)), `${trial}/${f}`);
+    }
+    const a = JSON.parse(readFileSync(aggregate, 'utf8')) as Record<string, unknown>;
+    assert.equal(a.schema, 'libreyolo.profile.analysis/v1');
+    assert.equal(a.img_per_s_n, 2);
+    assert.equal((a.aggregation as { n: number }).n, 2);
+
+    const p1 = join(dir, 'prof_1', 'profile.json');
+    const prof = JSON.parse(readFileSync(p1, 'utf8')) as { img_per_s: number; phases: Array<{ phase: string; kernels_per_step: number; wall_ms_per_step: number | null }>; config: Record<string, unknown> };
+    assert.ok(prof.img_per_s > 0);
+    assert.equal(prof.config.batch, 4);
+    const phases = new Map(prof.phases.map((p) => [p.phase, p]));
+    for (const p of ['dataload', 'to_device', 'forward', 'backward', 'optimizer']) assert.ok(phases.has(p), `phase ${p}: ${[...phases.keys()].join(', ')}`);
+    assert.ok(phases.get('forward')!.kernels_per_step > 0 && phases.get('backward')!.kernels_per_step > 0);
+    assert.ok(phases.get('backward')!.wall_ms_per_step! > 0);
+    // every kernel lies in a phase of the step
+    assert.ok(!phases.has('unphased') || phases.get('unphased')!.kernels_per_step === 0, JSON.stringify(prof.phases));
+
+    const summary = await runCli(['profile', 'summary', aggregate], tmp);
+    assert.equal(summary.code, 0, summary.stderr);
+    assert.match(summary.stdout, /kernel mix/);
+    const ph = await runCli(['profile', 'phases', p1], tmp);
+    assert.equal(ph.code, 0, ph.stderr);
+    assert.match(ph.stdout, /^forward /m);
+    assert.match(ph.stdout, /^backward /m);
+    const k = await runCli(['profile', 'kernels', p1, '--phase', 'backward', '--json'], tmp);
+    assert.equal(k.code, 0, k.stderr);
+    assert.ok((JSON.parse(k.stdout) as { kernels: unknown[] }).kernels.length > 0);
+    const cmp = await runCli(['profile', 'compare', join(dir, 'prof_0', 'profile.json'), p1], tmp);
+    assert.equal(cmp.code, 0, cmp.stderr);
+    assert.match(cmp.stdout, /img\/s/);
+    const get = await runCli(['profile', 'get', p1, 'backward_kernels'], tmp);
+    assert.equal(get.code, 0, get.stderr);
+    assert.ok(Number(get.stdout.trim()) > 0);
+  });
+
+  it('exits 3 naming the three remedies when the window cannot fill', async () => {
+    const err = await runTrainProfile({
+      data: yaml, weights: 'yolo9t', size: 't', batch: 4, imgsz: 64, workers: 0, amp: false, steps: 4, warmup: 2, repeat: 1,
+      device: 'cpu', project: join(tmp, 'runs', 'small'), epochs: 1, cwd: tmp,
+    }).then(() => null, (e: unknown) => e);
+    assert.ok(err instanceof ProfileError, String(err));
+    assert.equal(err.exitCode, 3);
+    assert.equal(err.message, 'no profile produced for run 0: the window (warmup 2 + steps 4) never filled. Use a larger dataset, fewer --steps, or a smaller --batch.');
+    assert.ok(!existsSync(join(tmp, 'runs', 'small', 'prof', 'profile.json')));
+  });
+});
+
+describe('auto-batch (batch=-1)', () => {
+  it('fits the original line: largest power of two strictly below the budgeted batch', () => {
+    // 100 MB fixed + 50 MB per image; 60% of 1000 MB -> raw = (600 - 100) / 50 = 10 -> 8
+    const pts = [1, 2, 4].map((b) => ({ batch: b, mb: 100 + 50 * b }));
+    assert.equal(fitAutoBatch(pts, 1000), 8);
+    assert.equal(fitAutoBatch(pts, 1100), 8); // raw 11.2
+    assert.equal(fitAutoBatch(pts, 2000), 16); // raw 22
+    assert.equal(fitAutoBatch(pts, 200), 1); // raw <= 2
+    assert.equal(fitAutoBatch([pts[0]!], 1000), null);
+    assert.equal(fitAutoBatch([{ batch: 1, mb: 200 }, { batch: 2, mb: 150 }], 1000), null);
+    assert.equal(fitAutoBatch([{ batch: 1, mb: 0.001 }, { batch: 2, mb: 0.002 }], 1e9), 1024);
+  });
+
+  it('measures real train steps on the CPU', async () => {
+    const net = yolo9Family.create({ size: 't', nc: 2 }) as Yolo9Network;
+    const r = await probeAutoBatch(net, { device: parseDevice('cpu'), imgsz: 64, maxTargets: 16, probe: [1, 2] });
+    assert.equal(r.points.length, 2);
+    assert.ok(r.points[1]!.mb > r.points[0]!.mb, JSON.stringify(r.points));
+    // 64 px images need little memory: the fit lands high, clamped to 1024 as the original
+    assert.ok(r.batch >= 1 && r.batch <= 1024 && (r.batch & (r.batch - 1)) === 0, String(r.batch));
+    assert.match(r.message, /^AutoBatch: batch=\d+ fits 60% of [\d.]+ GB on cpu \(probe b1: \d+ MB, b2: \d+ MB\)\.$/);
+  });
+});
