@@ -61,6 +61,11 @@ export class ResultsCsv {
     await this.flush();
   }
 
+  /** The value of `column` in the last row (as written), or undefined. */
+  lastValue(column: string): CsvValue {
+    return this.rows[this.rows.length - 1]?.[column];
+  }
+
   /** Rows already on disk from a resumed run come back so the file keeps its history. */
   load(text: string): void {
     const lines = text.split(/\r?\n/).filter((l) => l !== '');

@@ -159,15 +159,31 @@ export class Optimizer {
       return;
     }
     let buf = st.momentumBuffer;
-    const fresh = buf === undefined;
-    if (!buf) st.momentumBuffer = buf = new Float32Array(n);
-    for (let i = 0; i < n; i++) {
-      let d = wd !== 0 ? f(grad[i]! + f(wd * p[i]!)) : grad[i]!;
-      // dampening is 0: buf = buf * momentum + d
-      const b = fresh ? d : f(f(buf[i]! * mom) + d);
-      buf[i] = b;
-      d = nesterov ? f(d + f(mom * b)) : b;
-      p[i] = f(p[i]! + f(lr * d));
+    if (!buf) {
+      // first step: the buffer starts as a copy of the (decayed) gradient
+      st.momentumBuffer = buf = new Float32Array(n);
+      for (let i = 0; i < n; i++) buf[i] = wd !== 0 ? f(grad[i]! + f(wd * p[i]!)) : grad[i]!;
+      for (let i = 0; i < n; i++) {
+        const d = wd !== 0 ? f(grad[i]! + f(wd * p[i]!)) : grad[i]!;
+        p[i] = f(p[i]! + f(lr * (nesterov ? f(d + f(mom * buf[i]!)) : buf[i]!)));
+      }
+      return;
+    }
+    if (wd !== 0) {
+      for (let i = 0; i < n; i++) {
+        const x = p[i]!;
+        const d = f(grad[i]! + f(wd * x));
+        const b = f(f(buf[i]! * mom) + d);
+        buf[i] = b;
+        p[i] = f(x + f(lr * (nesterov ? f(d + f(mom * b)) : b)));
+      }
+    } else {
+      for (let i = 0; i < n; i++) {
+        const d = grad[i]!;
+        const b = f(f(buf[i]! * mom) + d);
+        buf[i] = b;
+        p[i] = f(p[i]! + f(lr * (nesterov ? f(d + f(mom * b)) : b)));
+      }
     }
   }
 

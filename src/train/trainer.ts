@@ -201,6 +201,8 @@ export class Trainer {
   private readonly warn: Warn;
   private readonly results: TrainResults;
   private startedAt = 0;
+  /** Seconds already trained before a resume (results.csv `time` continues from it). */
+  private timeOffset = 0;
   private resumeFrom: ResumeState | null = null;
   private datasetConfig!: DatasetConfig;
   /** The batch=-1 probe, when one ran. */
@@ -320,7 +322,13 @@ export class Trainer {
     this.optimizer.setLr(this.schedule.lr(this.globalStep));
     this.results.save_dir = this.saveDir;
     this.csv = new ResultsCsv(join(this.saveDir, 'results.csv'));
-    if (resume && existsSync(this.csv.path)) this.csv.load(readFileSync(this.csv.path, 'utf8'));
+    if (resume && existsSync(this.csv.path)) {
+      this.csv.load(readFileSync(this.csv.path, 'utf8'));
+      // `time` keeps counting from where the resumed run stopped
+      this.timeOffset = Number(this.csv.lastValue('time')) || 0;
+    }
+    if (cfg.freeze) this.warn('freeze is not implemented in this package; every layer is trained.');
+    if (cfg.save_plots) this.warn('save_plots: plots are not produced by this package; the final-epoch validation still runs.');
     await writeYaml(join(this.saveDir, 'train_config.yaml'), { ...cfg });
 
     if (cfg.profile && this.runtime.profiler) {
@@ -523,7 +531,7 @@ export class Trainer {
         }
         const row: Record<string, CsvValue> = {
           epoch: epoch + 1,
-          time: Math.round((performance.now() - this.startedAt) / 10) / 100,
+          time: Math.round(((performance.now() - this.startedAt) / 1000 + this.timeOffset) * 100) / 100,
           'train/loss': lossMean,
           validated: metrics !== null,
           is_best: isBest,
