@@ -331,7 +331,7 @@ export class Trainer {
     if (cfg.save_plots) this.warn('save_plots: plots are not produced by this package; the final-epoch validation still runs.');
     await writeYaml(join(this.saveDir, 'train_config.yaml'), { ...cfg });
 
-    if (cfg.profile && this.runtime.profiler) {
+    if (cfg.profile) {
       let warmup = cfg.profile_warmup;
       let steps = cfg.profile_steps;
       if (this.accumulate > 1) {
@@ -339,12 +339,12 @@ export class Trainer {
         steps = Math.ceil(steps / this.accumulate) * this.accumulate;
         this.log(`profile window rounded to accumulation boundaries (warmup=${warmup}, steps=${steps}, accum=${this.accumulate})`);
       }
-      this.profiler = await this.runtime.profiler({
+      // model.train(profile=True) gets the same profiler as `libreyolo profile run` (loaded on demand).
+      const factory = this.runtime.profiler ?? (await import('../profile/train-run.ts')).trainProfilerFactory({ trace: cfg.profile_trace });
+      this.profiler = await factory({
         saveDir: this.saveDir, device: this.device, warmup, steps, log: (line) => this.log(line),
         meta: { model: `yolo9-${this.network.options.size}`, device: this.device.id, batch: cfg.batch, imgsz: cfg.imgsz, amp: cfg.amp, amp_dtype: 'float16', workers: cfg.workers },
       });
-    } else if (cfg.profile) {
-      this.warn('profile=True: no profiler is attached to this run (use `libreyolo profile run`); training continues unprofiled.');
     }
     const prefix = this.profiler?.ortProfilePrefix;
     this.runner = await openStepRunner(this.network, {
