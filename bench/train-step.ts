@@ -8,7 +8,7 @@
  * figure quoted in ../shared/fixtures/README.md for the project's 2-core machines. The ratio is
  * against that quoted figure, so it is only meaningful on comparable hardware.
  *
- *   node --import tsx bench/train-step.ts [--steps 7] [--threads <cores>] [--batch 8] [--imgsz 320]
+ *   node --import tsx bench/train-step.ts [--steps 7] [--threads <cores>] [--batch 8] [--imgsz 320] [--precise-stats]
  */
 import { cpus } from 'node:os';
 import { performance } from 'node:perf_hooks';
@@ -32,6 +32,7 @@ const { values } = parseArgs({
     batch: { type: 'string', default: '8' },
     imgsz: { type: 'string', default: '320' },
     device: { type: 'string', default: 'cpu' },
+    'precise-stats': { type: 'boolean', default: false },
   },
 });
 const steps = Number(values.steps);
@@ -69,17 +70,20 @@ function makeBatch(seed: number): TrainBatch {
 }
 
 const network = yolo9Family.create({ size: 't', nc: 80 }) as Yolo9Network;
-const runner = await openStepRunner(network, { device: parseDevice(values.device), threads, imgsz: [imgsz, imgsz], maxTargets });
+const preciseStats = values['precise-stats'] === true;
+const runner = await openStepRunner(network, { device: parseDevice(values.device), threads, imgsz: [imgsz, imgsz], maxTargets, preciseStats });
 const optimizer = Optimizer.create(network.namedTensors(), { lr0: 0.01 });
 const batches = [makeBatch(1), makeBatch(2)];
 
 const times: number[] = [];
+let finite = true;
 const parts: Array<{ step: number; host: number }> = [];
 try {
   for (let k = 0; k < warmup + steps; k++) {
     const t0 = performance.now();
     const r = await runner.run(batches[k % 2]!);
     const t1 = performance.now();
+    finite &&= Number.isFinite(r.loss.total) && [...r.gradients.values()].every((g) => g.every(Number.isFinite));
     applyRunningStats(network, r.runningStats);
     optimizer.step(r.gradients);
     const t2 = performance.now();
@@ -95,7 +99,8 @@ const ms = median(times);
 const imgPerS = batch / (ms / 1000);
 const stepMs = median(parts.map((p) => p.step));
 const hostMs = median(parts.map((p) => p.host));
-console.log(`train step yolo9t b${batch} ${imgsz}x${imgsz} ${values.device} threads=${threads}: ${imgPerS.toFixed(2)} img/s ` +
+console.log(`train step yolo9t b${batch} ${imgsz}x${imgsz} ${values.device} threads=${threads} BN stats ${preciseStats ? 'float64' : 'float32'}: ${imgPerS.toFixed(2)} img/s ` +
   `(median ${ms.toFixed(0)} ms over ${steps} steps: ORT forward+loss+backward ${stepMs.toFixed(0)} ms, host SGD + BN stats ${hostMs.toFixed(0)} ms)`);
 console.log(`ratio to the QUOTED PyTorch 1.13 CPU anchor of ${QUOTED_TORCH_IMG_PER_S} img/s (fixtures README, not measured here): ${(imgPerS / QUOTED_TORCH_IMG_PER_S).toFixed(3)} ` +
   '(target >= 0.705, i.e. 5.5 img/s; >= 1.0 is parity)');
+if (!finite) console.log('WARNING: the step produced a non-finite loss or gradient during the run; the timing above is of a broken step.');

@@ -16,6 +16,8 @@ export interface StepRunnerOptions {
   threads?: number;
   imgsz: [number, number];
   maxTargets: number;
+  /** BatchNorm statistics accumulated in float64 as PyTorch does (the step's parity setting). */
+  preciseStats?: boolean;
   /** ORT profile file prefix: sessions are created profiled (`<prefix>_b<batch>`). */
   profileFilePrefix?: string;
 }
