@@ -8,7 +8,7 @@
  * figure quoted in ../shared/fixtures/README.md for the project's 2-core machines. The ratio is
  * against that quoted figure, so it is only meaningful on comparable hardware.
  *
- *   node --import tsx bench/train-step.ts [--steps 7] [--threads <cores>] [--batch 8] [--imgsz 320] [--precise-stats]
+ *   node --import tsx bench/train-step.ts [--steps 7] [--threads <cores>] [--batch 8] [--imgsz 320] [--float32-stats]
  */
 import { cpus } from 'node:os';
 import { performance } from 'node:perf_hooks';
@@ -32,7 +32,7 @@ const { values } = parseArgs({
     batch: { type: 'string', default: '8' },
     imgsz: { type: 'string', default: '320' },
     device: { type: 'string', default: 'cpu' },
-    'precise-stats': { type: 'boolean', default: false },
+    'float32-stats': { type: 'boolean', default: false },
   },
 });
 const steps = Number(values.steps);
@@ -70,7 +70,7 @@ function makeBatch(seed: number): TrainBatch {
 }
 
 const network = yolo9Family.create({ size: 't', nc: 80 }) as Yolo9Network;
-const preciseStats = values['precise-stats'] === true;
+const preciseStats = values['float32-stats'] !== true;
 const runner = await openStepRunner(network, { device: parseDevice(values.device), threads, imgsz: [imgsz, imgsz], maxTargets, preciseStats });
 const optimizer = Optimizer.create(network.namedTensors(), { lr0: 0.01 });
 const batches = [makeBatch(1), makeBatch(2)];

@@ -349,9 +349,6 @@ export class Trainer {
     const prefix = this.profiler?.ortProfilePrefix;
     this.runner = await openStepRunner(this.network, {
       device: this.device, ...(cfg.threads ? { threads: cfg.threads } : {}), imgsz: [cfg.imgsz, cfg.imgsz], maxTargets: cfg.max_labels,
-      // float64 BN statistics: the float32 lowering currently yields NaN gradients once the weights
-      // have been updated (bench/train-step.ts flags it), and it is only ~3% faster.
-      preciseStats: true,
       ...(prefix ? { profileFilePrefix: prefix } : {}),
     });
     this.profiler?.attach?.(this.runner);

@@ -34,26 +34,21 @@ function expandBatchNormTrain(b: GraphBuilder, node: Node): string[] {
     variance = b.op('Cast', [var64], { to: i(1) });
     invStd = b.op('Cast', [b.op('Reciprocal', [b.op('Sqrt', [b.op('Add', [var64, eps64])])])], { to: i(1) });
   } else {
-    // One kernel for statistics and normalisation: ONNX BatchNormalization in training mode with
-    // momentum 0 returns the batch mean and (biased) variance as its "running" outputs.
+    // Two-pass statistics (ONNX Runtime's training-mode BatchNormalization uses E[x^2] - E[x]^2,
+    // which cancels to a negative variance, hence NaN, for channels whose mean dwarfs their spread),
+    // then one inference-mode BatchNormalization kernel applies them.
     const c = attrInt(node, 'channels', 0);
     if (!c) throw new Error(`${node.name}: BatchNormTrain needs its channel count`);
-    const [y, bm, bv] = b.opMulti('BatchNormalization', [x, scale, bias, constantVector(b, 0, c), constantVector(b, 1, c)], 3, {
-      epsilon: { f: eps }, momentum: { f: 0 }, training_mode: i(1),
-    }, { name: 'BatchNormalization' }) as [string, string, string];
-    return [y, reshape(b, bm, [1, c, 1, 1]), reshape(b, bv, [1, c, 1, 1])];
+    const mean = b.op('ReduceMean', [x], axes, { name: 'BatchMean' });
+    const sumSq = b.op('ReduceSumSquare', [b.op('Sub', [x, mean], {}, { name: 'Centre' })], axes, { name: 'BatchSumSq' });
+    const variance = b.op('Div', [sumSq, b.op('Div', [b.op('Cast', [b.op('Size', [x])], { to: i(1) }), b.scalar(c)])], {}, { name: 'BatchVar' });
+    const y = b.op('BatchNormalization', [x, scale, bias, reshape(b, mean, [c]), reshape(b, variance, [c])], { epsilon: { f: eps } }, { name: 'BatchNormalization' });
+    return [y, mean, variance];
   }
   const alpha = b.op('Mul', [invStd, reshape(b, scale, [1, -1, 1, 1])], {}, { name: 'Scale' });
   const beta = b.op('Sub', [reshape(b, bias, [1, -1, 1, 1]), b.op('Mul', [mean, alpha])]);
   const y = b.op('Add', [b.op('Mul', [x, alpha], {}, { name: 'Normalize' }), beta], {}, { name: 'Shift' });
   return [y, mean, variance];
-}
-
-/** A `[n]` float32 vector filled with `value`, shared per (value, n) within the graph. */
-function constantVector(b: GraphBuilder, value: number, n: number): string {
-  const name = `/composite/fill_${value}_${n}`;
-  if (!b.graph.initializers.has(name)) b.graph.initializers.set(name, { dtype: 'float32', dims: [n], data: new Float32Array(n).fill(value) });
-  return name;
 }
 
 export function isComposite(node: Node): boolean {
