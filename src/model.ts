@@ -20,6 +20,9 @@ import { exportOnnx, type ExportOptions } from './export/onnx-export.ts';
 import { cpuSlowWarning, RECIPE_DTYPE, resolveRecipe, type CastRecipe } from './quantize/recipes.ts';
 import { precisionReport, type PrecisionReport } from './quantize/report.ts';
 import { Yolo9Network } from './models/yolo9/network.ts';
+import { loadYolo9StateDict } from './models/yolo9/family.ts';
+import { loadCheckpointFile } from './weights/checkpoint.ts';
+import { trainModel, type TrainOptions, type TrainResults } from './train/trainer.ts';
 import { lossAndGradients, releaseCheckSessions, type LossAndGradients, type PlainTensor } from './train/check.ts';
 
 export type ModelFormat = 'pt' | 'safetensors' | 'onnx' | 'fresh';
@@ -197,6 +200,30 @@ export class LibreYOLOModel {
   async export(options: ExportOptions = { format: 'onnx' }): Promise<string> {
     this.ensureOpen();
     return exportOnnx(this, options);
+  }
+
+  /**
+   * Trains (or fine-tunes) this model: `data`, `epochs`, `batch`, `imgsz`, `workers`, `device`,
+   * `optimizer`, `lr0`, `seed`, `project`, `name`, ... as the original. Writes
+   * `runs/train/<name>[N]/weights/{last,best}.pt`, `results.csv` and the run config; afterwards this
+   * model carries the trained weights (best.pt, else last.pt), as in the original.
+   */
+  async train(options: TrainOptions): Promise<TrainResults> {
+    this.ensureOpen();
+    const results = await trainModel(this, options);
+    const checkpoint = results.best_checkpoint ?? results.last_checkpoint;
+    if (checkpoint && this.network instanceof Yolo9Network) {
+      const { stateDict, metadata } = await loadCheckpointFile(checkpoint);
+      const head = stateDict.get('head.cv3.0.2.weight') ?? stateDict.get('head.class_convs.0.2.weight');
+      if (head && head.dims[0] === this.network.nc) {
+        loadYolo9StateDict(this.network, stateDict);
+        if (metadata.names) Object.assign(this.names, metadata.names);
+        await this.engine.releaseSessions(); // sessions rebuild from the new weights on next use
+      } else {
+        this.warn(`The trained model has a different class count; load it with LibreYOLO('${checkpoint}').`);
+      }
+    }
+    return results;
   }
 
   /**
