@@ -9,3 +9,17 @@ export { LibreYOLOError, type ErrorCode } from './errors.ts';
 export { registerFamily, listFamilies, type ModelFamily, type FamilyCapabilities } from './models/registry.ts';
 export type { HostTensor, DType } from './graph/tensor.ts';
 export { VERSION } from './version.ts';
+
+// Training, data and validation
+export { createFreshModel, trainModel, type TrainOptions, type TrainResults } from './train/trainer.ts';
+export type { LossAndGradients, PlainTensor } from './train/check.ts';
+export { generateSynthDataset, SHAPE_CLASSES, type SynthOptions } from './data/synth.ts';
+export { validate, type ValidateOptions, type ValidationResult } from './val/validate.ts';
+
+// Profiling, precision and graph capture
+export { profileInference, type InferenceProfileOptions } from './profile/inference.ts';
+export { loadProfile } from './profile/load.ts';
+export { analyzeTrace } from './profile/analyze.ts';
+export type { PrecisionReport } from './quantize/report.ts';
+export { QuantizationError } from './quantize/recipes.ts';
+export { CudaGraphUnavailable, GraphCaptureNotImplementedError, type GraphInfo } from './runtime/graph-capture.ts';
