@@ -5,6 +5,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { extname } from 'node:path';
+import { DEFAULT_MODEL } from './assets.ts';
 import { LibreYOLOError } from './errors.ts';
 import { parseNames } from './export/metadata.ts';
 import { summarizeModel } from './graph/onnx.ts';
@@ -190,9 +191,10 @@ async function probeClassCount(engine: OnnxFileEngine, path: string, io: string,
 
 /**
  * Loads a detector. `weights` is a local path, a published name (`LibreYOLO9t.pt`, `LibreYOLO9t`,
- * `LibreYOLO/LibreYOLO9t`; downloaded into ./weights/), or an exported `.onnx`.
+ * `LibreYOLO/LibreYOLO9t`; downloaded into ./weights/), or an exported `.onnx`. Without it, the
+ * bundled `LibreYOLO9t-shapes.pt` (trained on synthetic shapes; docs/default-model.md) is loaded.
  */
-export async function LibreYOLO(weights: string, options: LoadOptions = {}): Promise<LibreYOLOModel> {
+export async function LibreYOLO(weights: string = DEFAULT_MODEL, options: LoadOptions = {}): Promise<LibreYOLOModel> {
   if (typeof weights !== 'string' || weights.trim() === '') {
     throw new LibreYOLOError('model_not_found', 'LibreYOLO() needs weights: a file path or a published name such as LibreYOLO9t.pt.');
   }

@@ -90,7 +90,9 @@ export function tilingScene(): SynthScene {
   const rand = mulberry32(20260606);
   const background = '<defs><linearGradient id="bg" x1="0" y1="0" x2="1" y2="1"><stop offset="0" stop-color="#3d4b3a"/>' +
     `<stop offset="1" stop-color="#a9b7c4"/></linearGradient></defs><rect width="${W}" height="${H}" fill="url(#bg)"/>`;
-  const palette = ['#e6194b', '#ffe119', '#4363d8', '#f58231', '#f032e6', '#42d4f4', '#ffffff', '#bfef45', '#fabed4', '#dcbeff'];
+  // Saturated, bright colours, as the training set draws them (HSV s >= 0.55, v >= 0.55): white and
+  // pastels are outside what the model has seen.
+  const palette = ['#e6194b', '#ffe119', '#4363d8', '#f58231', '#f032e6', '#42d4f4', '#bfef45', '#3cb44b'];
   const shapes: PlacedShape[] = [];
   for (let row = 0; row < H / cell; row++) {
     for (let col = 0; col < W / cell; col++) {

@@ -5,6 +5,7 @@
  */
 import { writeFileAtomic } from '../util/fs.ts';
 import { basename, dirname, extname, join, resolve } from 'node:path';
+import { ASSETS_DIR } from '../assets.ts';
 import { LibreYOLOError } from '../errors.ts';
 import { serializeModel } from '../graph/onnx.ts';
 import { convertPrecision } from '../graph/passes/precision.ts';
@@ -33,11 +34,16 @@ export interface ExportOptions {
   output_path?: string;
 }
 
-/** `<stem><suffix>.onnx` next to the weights (`_fp16` for half exports, `-<recipe>` for quantized models). */
+/**
+ * `<stem><suffix>.onnx` next to the weights (`_fp16` for half exports, `-<recipe>` for quantized
+ * models); for the weights bundled in the package's assets/, `weights/<stem><suffix>.onnx` under the
+ * working directory instead, so exports never write into the installed package.
+ */
 export function defaultExportPath(model: LibreYOLOModel, suffix = ''): string {
   if (model.weightsPath) {
     const stem = basename(model.weightsPath, extname(model.weightsPath));
-    return join(dirname(model.weightsPath), `${stem}${suffix}.onnx`);
+    const bundled = resolve(dirname(model.weightsPath)) === resolve(ASSETS_DIR);
+    return join(bundled ? 'weights' : dirname(model.weightsPath), `${stem}${suffix}.onnx`);
   }
   return join('weights', `${model.family.name}_${model.size}${suffix}.onnx`);
 }

@@ -5,9 +5,10 @@ import { LibreYOLO } from '../../load.ts';
 import type { PredictOptions } from '../../predict/options.ts';
 import { summaryLine, type Results } from '../../predict/results.ts';
 import { checkRange, parseClasses, parseImgsz, parseInteger, parseNumber } from '../values.ts';
-import { SAMPLE_IMAGE } from '../../assets.ts';
+import { DEFAULT_MODEL, SAMPLE_IMAGE } from '../../assets.ts';
 
-export const DEFAULT_PREDICT_MODEL = 'LibreYOLO9t.pt';
+/** The bundled shapes detector, so `libreyolo predict` works offline on a fresh install. */
+export const DEFAULT_PREDICT_MODEL = DEFAULT_MODEL;
 
 interface PredictFlags {
   model: string;
@@ -59,7 +60,7 @@ export function predictCommand(): Command {
   return new Command('predict')
     .description('Detect objects in an image, a folder, a URL or a list (key=value or --flag style).')
     .argument('[source]', 'image file, folder or URL (default: the bundled sample image)')
-    .option('--model <weights>', 'weights: path, .onnx, or a published name such as LibreYOLO9t.pt', DEFAULT_PREDICT_MODEL)
+    .option('--model <weights>', `weights: path, .onnx, or a published name such as LibreYOLO9t.pt (default: the bundled ${DEFAULT_MODEL})`, DEFAULT_PREDICT_MODEL)
     .option('--source <source>', 'image file, folder or URL (same as the positional argument)')
     .option('--conf <number>', 'confidence threshold', parseNumber('conf'), 0.25)
     .option('--iou <number>', 'NMS IoU threshold', parseNumber('iou'), 0.45)

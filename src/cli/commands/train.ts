@@ -58,9 +58,12 @@ export function trainCommand(): Command {
     const json = flags.json === true;
     const options: TrainOptions = {};
     for (const key of ['data', ...Object.keys(TRAIN_DEFAULTS)]) {
-      const camel = key.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
+      // commander files `--no-aug-epochs <n>` under `augEpochs` (it strips a leading `no-`), which
+      // holds `true` when the option is not given
+      const negated = key.startsWith('no_');
+      const camel = key.replace(/^no_/, '').replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
       const v = flags[camel];
-      if (v !== undefined) options[key] = v;
+      if (v !== undefined && !(negated && v === true)) options[key] = v;
     }
     if (typeof flags.cfg === 'string') options.cfg = flags.cfg;
     const modelName = String(flags.model);
