@@ -181,6 +181,6 @@ describe('batched predict on a folder', () => {
     assert.equal(run.code, 0, run.stderr);
     const lines = run.stdout.split('\n').filter((l) => l.startsWith('image '));
     assert.equal(lines.length, 6);
-    lines.forEach((l, k) => assert.match(l, new RegExp(`^image ${k + 1} .*f${k}\\.jpg: \\d+x\\d+ `)));
+    lines.forEach((l, k) => assert.match(l, new RegExp(`^image ${k + 1}/${lines.length} .*f${k}\\.jpg: \\d+x\\d+ `)));
   });
 });

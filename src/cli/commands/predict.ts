@@ -2,6 +2,7 @@
 import { Command, Option } from 'commander';
 import { dirname } from 'node:path';
 import { LibreYOLO } from '../../load.ts';
+import { resolveSources } from '../../data/sources.ts';
 import type { PredictOptions } from '../../predict/options.ts';
 import { summaryLine, type Results } from '../../predict/results.ts';
 import { checkRange, parseClasses, parseImgsz, parseInteger, parseNumber } from '../values.ts';
@@ -87,6 +88,8 @@ export function predictCommand(): Command {
       checkRange('iou', flags.iou, 0, 1);
       checkRange('max_det', flags.maxDet, 1);
       checkRange('batch', flags.batch, 1);
+      // Resolve the source first: a mistyped path fails fast (exit 3) without loading any weights.
+      const total = (await resolveSources(source)).items.length;
       const model = await LibreYOLO(flags.model, { device: flags.device, ...(flags.threads ? { threads: flags.threads } : {}) });
       if (flags.half && model.format !== 'onnx') process.stderr.write(`${HALF_CHECKPOINT_NOTICE}\n`);
       try {
@@ -109,7 +112,7 @@ export function predictCommand(): Command {
           results.push(r);
           if (!flags.json) {
             const ms = r.speed.preprocess + r.speed.inference + r.speed.postprocess;
-            process.stdout.write(`image ${results.length} ${r.path ?? 'input'}: ${r.orig_shape[1]}x${r.orig_shape[0]} ${summaryLine(r)}, ${ms.toFixed(1)}ms\n`);
+            process.stdout.write(`image ${results.length}/${total} ${r.path ?? 'input'}: ${r.orig_shape[1]}x${r.orig_shape[0]} ${summaryLine(r)}, ${ms.toFixed(1)}ms\n`);
           }
         }
         const saved = results.map((r) => r.saved_path).filter((p): p is string => Boolean(p));
