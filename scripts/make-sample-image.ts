@@ -14,7 +14,7 @@ import { sampleScene, tilingScene } from '../src/data/demo-scenes.ts';
 const assets = join(dirname(fileURLToPath(import.meta.url)), '..', 'assets');
 await mkdir(assets, { recursive: true });
 for (const [file, scene] of [['sample.jpg', sampleScene()], ['sample-large.jpg', tilingScene()]] as const) {
-  const jpeg = await sharp(Buffer.from(scene.svg), { density: 72 }).removeAlpha().jpeg({ quality: 90, chromaSubsampling: '4:4:4', mozjpeg: true }).toBuffer();
+  const jpeg = await sharp(Buffer.from(scene.svg), { density: 72 }).removeAlpha().jpeg({ quality: 90, chromaSubsampling: '4:2:0', progressive: false }).toBuffer();
   await writeFile(join(assets, file), jpeg);
   console.log(`wrote ${join(assets, file)} (${scene.width}x${scene.height}, ${scene.objects.length} objects, ${jpeg.length} bytes)`);
 }
