@@ -453,7 +453,7 @@ const EXIT2 = new Set(['model_not_found', 'checkpoint_not_found', 'download_fail
 function asProfileError(err: unknown): unknown {
   if (!(err instanceof LibreYOLOError)) return err;
   const code = EXIT2.has(err.code) || err.code.startsWith('config_') ? 2 : 1;
-  return new ProfileError(err.suggestion ? `${err.message}\n${err.suggestion}` : err.message, code);
+  return new ProfileError(err.suggestion && !err.message.includes(err.suggestion) ? `${err.message}\n${err.suggestion}` : err.message, code);
 }
 
 const FRESH = /^yolo9-?([tsmc])$/i;
