@@ -131,4 +131,14 @@ describe('bilinear resize', () => {
       assert.equal(out.data[(y * 4 + x) * 3 + c], (sum + 2) >> 2);
     }
   });
+
+  it('letterbox takes the exact 2x path with the same values as the general resize', () => {
+    const img = randomImage(256, 144, 21); // -> 128x72 on a 128 canvas
+    const { tensor } = letterbox(img, 128);
+    const ref = resizeBilinear(img, 128, 72);
+    for (let y = 0; y < 72; y++) for (let x = 0; x < 128; x++) for (let c = 0; c < 3; c++) {
+      assert.equal(tensor[c * 128 * 128 + y * 128 + x], Math.fround(ref.data[(y * 128 + x) * 3 + c]! / 255));
+    }
+    assert.equal(tensor[72 * 128], Math.fround(114 / 255));
+  });
 });
