@@ -102,23 +102,20 @@ function masked(b: GraphBuilder, g: string, mask: string): string {
   return b.op('Where', [mask, g, b.scalar(0, 'zero')]);
 }
 
-registerRule('Max', (ctx) => {
-  const { b } = ctx;
-  const g = gOnly(ctx);
-  const gd = dims(ctx, ctx.node.outputs[0]!);
-  const [x, y] = ctx.node.inputs as [string, string];
-  const xWins = b.op('GreaterOrEqual', [x, y]);
-  return [unbroadcast(b, masked(b, g, xWins), gd, dims(ctx, x)), unbroadcast(b, masked(b, g, b.op('Not', [xWins])), gd, dims(ctx, y))];
-});
+/** Elementwise max/min: the gradient goes to the operand that was selected (the first one on ties). */
+function selectRule(firstWins: 'GreaterOrEqual' | 'LessOrEqual'): VjpRule {
+  return (ctx) => {
+    const { b } = ctx;
+    const g = gOnly(ctx);
+    const gd = dims(ctx, ctx.node.outputs[0]!);
+    const [x, y] = ctx.node.inputs as [string, string];
+    const xWins = b.op(firstWins, [x, y]);
+    return [unbroadcast(b, masked(b, g, xWins), gd, dims(ctx, x)), unbroadcast(b, masked(b, g, b.op('Not', [xWins])), gd, dims(ctx, y))];
+  };
+}
 
-registerRule('Min', (ctx) => {
-  const { b } = ctx;
-  const g = gOnly(ctx);
-  const gd = dims(ctx, ctx.node.outputs[0]!);
-  const [x, y] = ctx.node.inputs as [string, string];
-  const xWins = b.op('LessOrEqual', [x, y]);
-  return [unbroadcast(b, masked(b, g, xWins), gd, dims(ctx, x)), unbroadcast(b, masked(b, g, b.op('Not', [xWins])), gd, dims(ctx, y))];
-});
+registerRule('Max', selectRule('GreaterOrEqual'));
+registerRule('Min', selectRule('LessOrEqual'));
 
 registerRule('Clip', (ctx) => {
   const { b, node } = ctx;
