@@ -1,6 +1,6 @@
 /**
  * Renders the demo images of the bundled shapes detector (src/data/demo-scenes.ts) into assets/:
- *   assets/sample.jpg        1280x720, eight large shapes (SAMPLE_IMAGE)
+ *   assets/sample.jpg        640x360, eight large shapes (SAMPLE_IMAGE)
  *   assets/sample-large.jpg  1600x1200, 48 small shapes (SAMPLE_LARGE_IMAGE, the tiling example)
  * Drawn procedurally (SVG rasterised by sharp), so the package ships samples without photo licences.
  * Run: node --import tsx scripts/make-sample-image.ts

@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 // Both src/ (tsx) and dist/ (compiled) sit one level below the package root, so `../assets` works from either.
 export const ASSETS_DIR = fileURLToPath(new URL('../assets/', import.meta.url));
 
-/** Absolute path of the bundled sample scene (1280x720 JPEG of eight drawn shapes). */
+/** Absolute path of the bundled sample scene (640x360 JPEG of eight drawn shapes). */
 export const SAMPLE_IMAGE = fileURLToPath(new URL('../assets/sample.jpg', import.meta.url));
 
 /** Absolute path of the bundled large scene for tiled inference (1600x1200 JPEG of 48 small shapes). */

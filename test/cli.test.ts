@@ -53,11 +53,11 @@ describe('libreyolo predict (real process)', { concurrency: 2 }, () => {
     const first = await runCli(args, cwd);
     assert.equal(first.code, 0, first.stderr);
     const saved = join(cwd, 'runs', 'detect', 'predict', 'sample.jpg');
-    assert.match(first.stdout, /^image 1\/1 .*sample\.jpg: 1280x720 \d+ class\d+s?(, \d+ class\d+s?)*, [\d.]+ms$/m);
+    assert.match(first.stdout, /^image 1\/1 .*sample\.jpg: 640x360 \d+ class\d+s?(, \d+ class\d+s?)*, [\d.]+ms$/m);
     assert.match(first.stdout, /^Speed: [\d.]+ms preprocess, [\d.]+ms inference, [\d.]+ms postprocess per image/m);
     assert.ok(first.stdout.includes(`Results saved to ${saved}`), first.stdout);
     const [annotated, original] = [await loadImageFile(saved), await loadImageFile(SAMPLE_IMAGE)];
-    assert.deepEqual([annotated.width, annotated.height], [1280, 720]);
+    assert.deepEqual([annotated.width, annotated.height], [640, 360]);
     let changed = 0;
     for (let i = 0; i < original.data.length; i += 3) if (Math.abs(annotated.data[i]! - original.data[i]!) > 60) changed++;
     assert.ok(changed > 1000, `boxes and labels are drawn (${changed} pixels changed)`);
@@ -81,7 +81,7 @@ describe('libreyolo predict (real process)', { concurrency: 2 }, () => {
     assert.equal(out.device, 'cpu');
     assert.equal(out.results.length, 1);
     const [res] = out.results;
-    assert.deepEqual(res.original_shape, [720, 1280]);
+    assert.deepEqual(res.original_shape, [360, 640]);
     assert.ok(res.detections.length >= 1 && res.detections.length <= 5, `max_det=5 caps the detections (${res.detections.length})`);
     for (const d of res.detections) {
       assert.deepEqual(Object.keys(d).sort(), ['bbox_xyxy', 'class', 'class_id', 'confidence']);

@@ -121,7 +121,7 @@ describe('decodeImage / loadImage', () => {
 
   it('loads the bundled sample image', async () => {
     const img = await loadImage(SAMPLE_IMAGE);
-    assert.deepEqual([img.width, img.height], [1280, 720]);
+    assert.deepEqual([img.width, img.height], [640, 360]);
   });
 });
 

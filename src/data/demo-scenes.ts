@@ -1,7 +1,7 @@
 /**
  * The two demo scenes shipped in assets/ for the bundled shapes detector (docs/default-model.md):
  *
- * - `sampleScene()`: 1280x720, eight large shapes (every class of the model at least once) laid
+ * - `sampleScene()`: 640x360, eight large shapes (every class of the model at least once) laid
  *   out on a grid, so the README's first command has something to find (assets/sample.jpg).
  * - `tilingScene()`: 1600x1200 with 48 small shapes (24-34 px). A plain forward at the model's
  *   160 px input shrinks them to ~3 px; tiled inference cuts 160 px tiles in which they keep the
@@ -64,21 +64,21 @@ function compose(width: number, height: number, background: string, shapes: read
   return { width, height, svg: sceneSvg(width, height, elements), objects: drawn.map((d) => d.box), parts: { background, shapes: drawn.map((d) => d.svg) } };
 }
 
-/** The README's sample: 1280x720, eight shapes of 220-290 px on a soft vertical gradient. */
+/** The README's sample: 640x360 (the default 640 input needs no resize), eight shapes of 115-145 px on a soft vertical gradient. */
 export function sampleScene(): SynthScene {
   const background = '<defs><linearGradient id="bg" x1="0" y1="0" x2="0" y2="1"><stop offset="0" stop-color="#d9e6f2"/>' +
-    '<stop offset="1" stop-color="#efe7d6"/></linearGradient></defs><rect width="1280" height="720" fill="url(#bg)"/>';
+    '<stop offset="1" stop-color="#efe7d6"/></linearGradient></defs><rect width="640" height="360" fill="url(#bg)"/>';
   const shapes: PlacedShape[] = [
-    { shape: 'circle', cx: 165, cy: 185, extent: 250, deg: 0, fill: '#d6453d' },
-    { shape: 'square', cx: 480, cy: 180, extent: 270, deg: 18, fill: '#2f6fb3' },
-    { shape: 'triangle', cx: 800, cy: 195, extent: 280, deg: 8, fill: '#e0a020' },
-    { shape: 'star', cx: 1115, cy: 185, extent: 290, deg: 0, fill: '#2e9b58' },
-    { shape: 'ellipse', cx: 170, cy: 540, extent: 290, deg: -25, fill: '#7b4fa0', aspect: 0.5 },
-    { shape: 'rectangle', cx: 485, cy: 545, extent: 280, deg: 30, fill: '#e5732a', aspect: 0.5 },
-    { shape: 'star', cx: 800, cy: 540, extent: 240, deg: 20, fill: '#c03a8a' },
-    { shape: 'circle', cx: 1110, cy: 540, extent: 230, deg: 0, fill: '#1f8a9a' },
+    { shape: 'circle', cx: 82.5, cy: 92.5, extent: 125, deg: 0, fill: '#d6453d' },
+    { shape: 'square', cx: 240, cy: 90, extent: 135, deg: 18, fill: '#2f6fb3' },
+    { shape: 'triangle', cx: 400, cy: 97.5, extent: 140, deg: 8, fill: '#e0a020' },
+    { shape: 'star', cx: 557.5, cy: 92.5, extent: 145, deg: 0, fill: '#2e9b58' },
+    { shape: 'ellipse', cx: 85, cy: 270, extent: 145, deg: -25, fill: '#7b4fa0', aspect: 0.5 },
+    { shape: 'rectangle', cx: 242.5, cy: 272.5, extent: 140, deg: 30, fill: '#e5732a', aspect: 0.5 },
+    { shape: 'star', cx: 400, cy: 270, extent: 120, deg: 20, fill: '#c03a8a' },
+    { shape: 'circle', cx: 555, cy: 270, extent: 115, deg: 0, fill: '#1f8a9a' },
   ];
-  return compose(1280, 720, background, shapes);
+  return compose(640, 360, background, shapes);
 }
 
 /**
