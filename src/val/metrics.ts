@@ -6,7 +6,8 @@
  * precision / recall (means of every valid entry of those arrays at area "all", maxDets 100).
  */
 
-export interface GtBox {
+/** A class-labelled pixel box in one image: what ground truth and detections have in common. */
+export interface ImageBox {
   /** Image index (any integer id). */
   image: number;
   cls: number;
@@ -14,19 +15,16 @@ export interface GtBox {
   y1: number;
   x2: number;
   y2: number;
+}
+
+export interface GtBox extends ImageBox {
   /** Defaults to the box area (w * h). */
   area?: number;
   /** Crowd regions: matched by intersection over the detection's area and never counted. */
   iscrowd?: boolean;
 }
 
-export interface DetBox {
-  image: number;
-  cls: number;
-  x1: number;
-  y1: number;
-  x2: number;
-  y2: number;
+export interface DetBox extends ImageBox {
   score: number;
 }
 
