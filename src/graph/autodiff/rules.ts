@@ -7,7 +7,7 @@
  */
 import { i, ints, s, type GraphBuilder } from '../builder.ts';
 import { attrFloat, attrInt, attrInts, type Node } from '../ir.ts';
-import { int64 } from '../nn.ts';
+import { int64, preciseSigmoid } from '../nn.ts';
 import type { ShapeMap } from './shapes.ts';
 import { reduceSum, reshapeTo, transpose, unbroadcast, zerosOf } from './emit.ts';
 
@@ -146,7 +146,7 @@ registerRule('Reciprocal', (ctx) => {
   const y = ctx.node.outputs[0]!;
   return [ctx.b.op('Neg', [ctx.b.op('Mul', [gOnly(ctx), ctx.b.op('Mul', [y, y])])])];
 });
-registerRule('Softplus', (ctx) => [ctx.b.op('Mul', [gOnly(ctx), ctx.b.op('Sigmoid', [ctx.node.inputs[0]!])])]);
+registerRule('Softplus', (ctx) => [ctx.b.op('Mul', [gOnly(ctx), preciseSigmoid(ctx.b, ctx.node.inputs[0]!)])]);
 registerRule('Atan', (ctx) => {
   const { b } = ctx;
   const x = ctx.node.inputs[0]!;

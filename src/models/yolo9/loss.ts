@@ -5,7 +5,7 @@
  * assigner runs on whatever execution provider runs the step.
  */
 import { i, ints, type GraphBuilder } from '../../graph/builder.ts';
-import { concat, float32, int64, reshape, split } from '../../graph/nn.ts';
+import { concat, float32, int64, preciseSigmoid, reshape, split } from '../../graph/nn.ts';
 import { REG_MAX, YOLO9_STRIDES } from './config.ts';
 
 const EPS = 1e-7;
@@ -121,7 +121,7 @@ export function emitYolo9Loss(b: GraphBuilder, levels: string[], targets: string
 
   const assigned = b.scope('assigner', () => {
     const p: Boxes = { x1: stop(b, pred.x1), y1: stop(b, pred.y1), x2: stop(b, pred.x2), y2: stop(b, pred.y2) };
-    const clsProb = b.op('Sigmoid', [stop(b, clsLogits)]); // [B,nc,A]
+    const clsProb = preciseSigmoid(b, stop(b, clsLogits)); // [B,nc,A]
     // Anchor inside the gt box, and within reach of the distribution (reg_max - 1.01 strides).
     const l = b.op('Sub', [ax, tx1]);
     const t = b.op('Sub', [ay, ty1]);
@@ -179,7 +179,9 @@ export function emitYolo9Loss(b: GraphBuilder, levels: string[], targets: string
     const t = b.op('Transpose', [targetCls], { perm: ints([0, 2, 1]) }); // [B,nc,A]
     // Stable BCE with logits: max(x,0) - x*t + log(1 + exp(-|x|)).
     const bce = b.op('Add', [b.op('Sub', [b.op('Relu', [clsLogits]), b.op('Mul', [clsLogits, t])]), b.op('Softplus', [b.op('Neg', [b.op('Abs', [clsLogits])])])]);
-    return b.op('Div', [b.op('ReduceSum', [bce], { keepdims: i(0) }), clsNorm]);
+    // B*nc*A terms: summed in float64 (a float32 sum of ~10^5 terms is biased by ~3e-5).
+    const sum = b.op('Cast', [b.op('ReduceSum', [b.op('Cast', [bce], { to: i(11) })], { keepdims: i(0) })], { to: i(1) });
+    return b.op('Div', [sum, clsNorm]);
   });
 
   const [bx1, by1, bx2, by2] = split(b, b.op('Transpose', [targetBox], { perm: ints([0, 2, 1]) }), [1, 1, 1, 1], 1) as [string, string, string, string]; // each [B,1,A]
