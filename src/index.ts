@@ -12,7 +12,7 @@ export { VERSION } from './version.ts';
 
 // Training, data and validation
 export { createFreshModel, trainModel, type TrainOptions, type TrainResults } from './train/trainer.ts';
-export type { LossAndGradients, PlainTensor } from './train/check.ts';
+export type { CheckOptions, LossAndGradients, PlainTensor } from './train/check.ts';
 export { generateSynthDataset, SHAPE_CLASSES, type SynthOptions } from './data/synth.ts';
 export { validate, type ValidateOptions, type ValidationResult } from './val/validate.ts';
 

@@ -23,7 +23,7 @@ import { Yolo9Network } from './models/yolo9/network.ts';
 import { loadYolo9StateDict } from './models/yolo9/family.ts';
 import { loadCheckpointFile } from './weights/checkpoint.ts';
 import { trainModel, type TrainOptions, type TrainResults } from './train/trainer.ts';
-import { lossAndGradients, releaseCheckSessions, type LossAndGradients, type PlainTensor } from './train/check.ts';
+import { lossAndGradients, releaseCheckSessions, type CheckOptions, type LossAndGradients, type PlainTensor } from './train/check.ts';
 
 export type ModelFormat = 'pt' | 'safetensors' | 'onnx' | 'fresh';
 
@@ -230,13 +230,14 @@ export class LibreYOLOModel {
    * Loss components and the gradient of every parameter (by state_dict key) for one batch in train
    * mode, without changing the weights: `images` `[B,3,H,W]` (RGB 0..1, letterboxed), `targets`
    * `[B,M,5]` rows `[cls, x1, y1, x2, y2]` normalised to 0..1 (all-zero or class -1 rows are padding).
+   * `{ precision: 'float64' }` evaluates the same graph in exact float64 arithmetic (slow; debugging).
    */
-  async lossAndGradients(images: PlainTensor, targets: PlainTensor): Promise<LossAndGradients> {
+  async lossAndGradients(images: PlainTensor, targets: PlainTensor, options: CheckOptions = {}): Promise<LossAndGradients> {
     this.ensureOpen();
     if (!(this.network instanceof Yolo9Network)) {
       throw new LibreYOLOError('config_unsupported', 'lossAndGradients() needs a trainable model loaded from .pt or .safetensors weights (not an exported .onnx).');
     }
-    return lossAndGradients(this.network, this.device, images, targets);
+    return lossAndGradients(this.network, this.device, images, targets, options);
   }
 
   /** Releases the sessions and their worker thread. */

@@ -1,16 +1,12 @@
 /**
- * Training-step parity with the original (../shared/fixtures/yolo9t_ref_train.safetensors).
+ * Training-step parity with the original (../shared/fixtures/yolo9t_ref_train.safetensors), at the
+ * issue's tolerances: losses within 1e-4 relative, every stored gradient within 1e-3 relative L2,
+ * grad_global_l2 within 1e-3, BN running statistics after the step, 25 foreground anchors per image.
  *
- * The reference step sits on a numerical knife edge: for one ground-truth box its 10th and 11th
- * assignment candidates differ by 0.2% in alignment, and the alignment of a randomly initialised
- * network moves by ~0.5% when the input moves by one float32 ulp. Which anchor wins is therefore
- * decided by float32 rounding (PyTorch's and ours differ), and the box loss itself spreads by ~3e-4
- * relative under 1-ulp input perturbations. So the test runs the exact fixture input plus seven
- * 1-ulp perturbations of it and asserts that the reference is inside our float32 noise cloud:
- * every loss within [min, max] of our runs (widened by 1e-4 relative), and, on the run whose losses
- * are closest to the reference (chosen on losses only), every stored gradient within 5e-3 relative
- * L2 and the global gradient norm within 1e-3. BatchNorm running statistics are deterministic and
- * must match to 1e-6.
+ * Both evaluations of our training graph are held to them: the ONNX Runtime float32 step and the
+ * float64 reference interpreter (exact arithmetic). The second shows that what is left between us
+ * and the reference is the reference's own float32 rounding; the float32-vs-float64 check guards our
+ * step's accuracy (ORT's approximate Sigmoid once put it at the wrong side of an assignment tie).
  */
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -24,19 +20,9 @@ import { parseDevice } from '../src/runtime/device.ts';
 import type { HostTensor } from '../src/graph/tensor.ts';
 import { fixture } from './helpers/fixtures.ts';
 
-const PERTURBATIONS = 7;
+const LOSSES = [['total', 'loss_total'], ['box', 'loss_box'], ['dfl', 'loss_dfl'], ['cls', 'loss_cls']] as const;
 
-function perturbed(x: Float32Array, seed: number): Float32Array {
-  const out = Float32Array.from(x);
-  let s = seed * 7919 + 1;
-  for (let k = 0; k < out.length; k++) {
-    s = (s * 1103515245 + 12345) % 2147483648;
-    out[k] = out[k]! * (1 + (s / 2147483648 - 0.5) * 2e-7); // within about one ulp
-  }
-  return out;
-}
-
-function relL2(a: Float32Array, b: Float32Array): number {
+function relL2(a: ArrayLike<number>, b: ArrayLike<number>): number {
   let num = 0;
   let den = 0;
   for (let k = 0; k < b.length; k++) {
@@ -46,71 +32,94 @@ function relL2(a: Float32Array, b: Float32Array): number {
   return Math.sqrt(num / Math.max(den, 1e-30));
 }
 
+/** Multiplies every input value by 1 + u, |u| <= 1e-7 (about one float32 ulp). */
+function perturbed(x: Float32Array, seed: number): Float32Array {
+  const out = Float32Array.from(x);
+  let s = seed * 7919 + 1;
+  for (let k = 0; k < out.length; k++) {
+    s = (s * 1103515245 + 12345) % 2147483648;
+    out[k] = out[k]! * (1 + (s / 2147483648 - 0.5) * 2e-7);
+  }
+  return out;
+}
+
 describe('training step parity with the original', () => {
   let ref: Map<string, HostTensor>;
   let net: Yolo9Network;
-  const runs: LossAndGradients[] = [];
+  let ours: LossAndGradients;
+  let exact: LossAndGradients;
   const scalar = (k: string): number => (ref.get(k)!.data as Float32Array)[0]!;
+  const globalL2 = (r: LossAndGradients): number => Math.sqrt(Object.values(r.gradients).reduce((s, g) => s + g.data.reduce((a, v) => a + v * v, 0), 0));
+
+  const images = (data?: Float32Array) => ({ data: data ?? (ref.get('input_2x3x320x320')!.data as Float32Array), dims: ref.get('input_2x3x320x320')!.dims });
+  const targets = () => ({ data: ref.get('targets_2x4x5')!.data as Float32Array, dims: ref.get('targets_2x4x5')!.dims });
 
   before(async () => {
     ref = readSafetensors(new Uint8Array(readFileSync(fixture('yolo9t_ref_train.safetensors'))), 'train fixture').tensors;
     net = yolo9Family.create({ size: 't', stateDict: (await loadCheckpointFile(fixture('yolo9t_ref.pt'))).stateDict }) as Yolo9Network;
-    const x = ref.get('input_2x3x320x320')!;
-    const t = ref.get('targets_2x4x5')!;
-    for (let seed = 0; seed <= PERTURBATIONS; seed++) {
-      const data = seed === 0 ? (x.data as Float32Array) : perturbed(x.data as Float32Array, seed);
-      runs.push(await lossAndGradients(net, parseDevice('cpu'), { data, dims: x.dims }, { data: t.data as Float32Array, dims: t.dims }));
-    }
+    ours = await lossAndGradients(net, parseDevice('cpu'), images(), targets());
+    exact = await lossAndGradients(net, parseDevice('cpu'), images(), targets(), { precision: 'float64' });
   });
   after(async () => {
     await releaseCheckSessions(net);
   });
 
-  it('assigns the reference number of foreground anchors', () => {
-    // Fixture metadata: num_fg = 25 foreground anchors per image.
-    for (const r of runs) assert.equal(r.numFg, 25);
-  });
+  for (const [label, pick] of [['float32 ORT step', () => ours], ['float64 reference interpreter', () => exact]] as const) {
+    describe(label, () => {
+      it('assigns the reference number of foreground anchors', () => {
+        assert.equal(pick().numFg, 25);
+      });
 
-  it('updates BatchNorm running statistics exactly (momentum 0.03, unbiased variance)', () => {
-    for (const stat of ['running_mean', 'running_var']) {
-      const got = runs[0]!.runningStats[`backbone.conv0.bn.${stat}`]!.data;
-      const want = ref.get(`after_step.backbone.conv0.bn.${stat}`)!.data as Float32Array;
-      for (let k = 0; k < want.length; k++) assert.ok(Math.abs(got[k]! - want[k]!) <= 1e-6 * Math.max(1, Math.abs(want[k]!)), `${stat}[${k}] ${got[k]} vs ${want[k]}`);
+      it('matches every loss component within 1e-4 relative', () => {
+        for (const [name, key] of LOSSES) {
+          const err = Math.abs(pick().loss[name] / scalar(key) - 1);
+          assert.ok(err <= 1e-4, `${key}: ${pick().loss[name]} vs reference ${scalar(key)} (relative error ${err})`);
+        }
+        const r = pick().loss;
+        assert.ok(Math.abs(r.total - (r.box + r.dfl + r.cls)) < 1e-5, 'total is the sum of the weighted components');
+      });
+
+      it('matches every stored gradient within 1e-3 relative L2, and grad_global_l2 within 1e-3', () => {
+        let checked = 0;
+        for (const [key, t] of ref) {
+          if (!key.startsWith('grad.')) continue;
+          const got = pick().gradients[key.slice(5)];
+          assert.ok(got, `no gradient for ${key.slice(5)}`);
+          assert.deepEqual(got.dims, t.dims);
+          const err = relL2(got.data, t.data as Float32Array);
+          assert.ok(err <= 1e-3, `${key}: relative L2 error ${err}`);
+          checked++;
+        }
+        assert.ok(checked > 300, `only ${checked} reference gradients compared`);
+        const err = Math.abs(globalL2(pick()) / scalar('grad_global_l2') - 1);
+        assert.ok(err <= 1e-3, `grad_global_l2 ${globalL2(pick())} vs ${scalar('grad_global_l2')}`);
+      });
+
+      it('updates BatchNorm running statistics like the reference (momentum 0.03, unbiased variance)', () => {
+        for (const stat of ['running_mean', 'running_var']) {
+          const got = pick().runningStats[`backbone.conv0.bn.${stat}`]!.data;
+          const want = ref.get(`after_step.backbone.conv0.bn.${stat}`)!.data as Float32Array;
+          for (let k = 0; k < want.length; k++) assert.ok(Math.abs(got[k]! - want[k]!) <= 1e-6 * Math.max(1, Math.abs(want[k]!)), `${stat}[${k}] ${got[k]} vs ${want[k]}`);
+        }
+      });
+    });
+  }
+
+  it('float32 step stays within 1e-5 (losses) and 1e-3 (gradients) of exact arithmetic', () => {
+    for (const [name] of LOSSES) assert.ok(Math.abs(ours.loss[name] / exact.loss[name] - 1) <= 1e-5, `${name}: ${ours.loss[name]} vs exact ${exact.loss[name]}`);
+    for (const [key, g] of Object.entries(exact.gradients)) {
+      if (!ref.has(`grad.${key}`)) continue;
+      const err = relL2(ours.gradients[key]!.data, g.data);
+      assert.ok(err <= 1e-3, `${key}: relative L2 error ${err} against float64`);
     }
   });
 
-  it('reference losses lie inside our float32 noise cloud', () => {
-    for (const [name, key] of [['total', 'loss_total'], ['box', 'loss_box'], ['dfl', 'loss_dfl'], ['cls', 'loss_cls']] as const) {
-      const values = runs.map((r) => r.loss[name]);
-      const want = scalar(key);
-      const lo = Math.min(...values) * (1 - 1e-4);
-      const hi = Math.max(...values) * (1 + 1e-4);
-      assert.ok(want >= lo && want <= hi, `${key}: reference ${want} outside [${lo}, ${hi}]`);
+  it('keeps the reference assignment under one-ulp input perturbations', async () => {
+    for (const seed of [1, 2, 3]) {
+      const r = await lossAndGradients(net, parseDevice('cpu'), images(perturbed(images().data, seed)), targets());
+      assert.equal(r.numFg, 25);
+      for (const [name, key] of LOSSES) assert.ok(Math.abs(r.loss[name] / scalar(key) - 1) <= 1e-4, `seed ${seed} ${key}: ${r.loss[name]} vs ${scalar(key)}`);
     }
-    // Weights 7.5 / 1.5 / 0.5 are applied, and total is their sum.
-    const r = runs[0]!.loss;
-    assert.ok(Math.abs(r.total - (r.box + r.dfl + r.cls)) < 1e-5);
-  });
-
-  it('gradients match on the run whose losses are closest to the reference', () => {
-    const distance = (r: LossAndGradients): number =>
-      Math.abs(r.loss.box / scalar('loss_box') - 1) + Math.abs(r.loss.dfl / scalar('loss_dfl') - 1) + Math.abs(r.loss.cls / scalar('loss_cls') - 1);
-    const best = [...runs].sort((a, b) => distance(a) - distance(b))[0]!;
-    let l2 = 0;
-    for (const g of Object.values(best.gradients)) for (const v of g.data) l2 += v * v;
-    const wantL2 = scalar('grad_global_l2');
-    assert.ok(Math.abs(Math.sqrt(l2) / wantL2 - 1) <= 1e-3, `global L2 ${Math.sqrt(l2)} vs ${wantL2}`);
-    let checked = 0;
-    for (const [key, t] of ref) {
-      if (!key.startsWith('grad.')) continue;
-      const got = best.gradients[key.slice(5)];
-      assert.ok(got, `no gradient for ${key.slice(5)}`);
-      assert.deepEqual(got.dims, t.dims);
-      const err = relL2(got.data, t.data as Float32Array);
-      assert.ok(err <= 5e-3, `${key}: relative L2 error ${err}`);
-      checked++;
-    }
-    assert.ok(checked > 300, `only ${checked} reference gradients compared`);
   });
 
   it('leaves the weights and buffers untouched', async () => {
@@ -119,5 +128,9 @@ describe('training step parity with the original', () => {
       const want = fresh.get(key)!;
       assert.deepEqual(Array.from(p.value.data.slice(0, 8) as ArrayLike<number>), Array.from(want.data.slice(0, 8) as ArrayLike<number>), key);
     }
+  });
+
+  it('rejects an unknown precision', async () => {
+    await assert.rejects(lossAndGradients(net, parseDevice('cpu'), images(), targets(), { precision: 'float16' as never }), /precision must be 'float32' or 'float64'/);
   });
 });

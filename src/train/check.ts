@@ -2,11 +2,25 @@
  * The low-level check API: loss components and the gradient of every parameter (by state_dict key)
  * for one batch in train mode, leaving the model's weights and BN buffers untouched. Steps are
  * cached per (device, input shape) on the network.
+ *
+ * `precision: 'float64'` evaluates the same training graph with the float64 reference interpreter
+ * instead of ONNX Runtime: exact arithmetic to ~1e-12, on the host CPU whatever the device, and slow
+ * (about 20 s for yolo9t at batch 2, 320x320, blocking the calling thread). It separates a real
+ * difference from float32 rounding noise.
  */
 import { LibreYOLOError } from '../errors.ts';
+import { interpret } from '../graph/interpret/interpreter.ts';
 import type { Yolo9Network } from '../models/yolo9/network.ts';
 import type { Device } from '../runtime/device.ts';
+import { buildTrainGraph, parameterFeeds, type TrainGraph } from './graph.ts';
 import { TrainStep } from './step.ts';
+
+export interface CheckOptions {
+  /** 'float32' (default): the ORT training step. 'float64': the reference interpreter. */
+  precision?: 'float32' | 'float64';
+  /** ORT intra-op threads (float32 only; default: all cores). */
+  threads?: number;
+}
 
 export interface PlainTensor {
   data: Float32Array;
@@ -22,6 +36,7 @@ export interface LossAndGradients {
 }
 
 const steps = new WeakMap<Yolo9Network, Map<string, Promise<TrainStep>>>();
+const exactGraphs = new WeakMap<Yolo9Network, Map<string, Promise<TrainGraph>>>();
 
 function checkTensor(name: string, t: PlainTensor | undefined, rank: number, last?: number): asserts t is PlainTensor {
   if (!t || !(t.data instanceof Float32Array) || !Array.isArray(t.dims) || t.dims.length !== rank || (last !== undefined && t.dims[rank - 1] !== last)) {
@@ -30,12 +45,22 @@ function checkTensor(name: string, t: PlainTensor | undefined, rank: number, las
   if (t.data.length !== t.dims.reduce((a, b) => a * b, 1)) throw new LibreYOLOError('config_type_error', `${name}.data has ${t.data.length} values but dims [${t.dims.join(', ')}] need ${t.dims.reduce((a, b) => a * b, 1)}`);
 }
 
-export async function lossAndGradients(network: Yolo9Network, device: Device, images: PlainTensor, targets: PlainTensor, threads?: number): Promise<LossAndGradients> {
+export async function lossAndGradients(network: Yolo9Network, device: Device, images: PlainTensor, targets: PlainTensor, options: CheckOptions = {}): Promise<LossAndGradients> {
   checkTensor('images', images, 4);
   checkTensor('targets', targets, 3, 5);
   const [b, c, h, w] = images.dims as [number, number, number, number];
   if (c !== 3 || h % 32 || w % 32) throw new LibreYOLOError('invalid_imgsz', `images must be [B, 3, H, W] with H and W multiples of 32, got [${images.dims.join(', ')}]`);
   if (targets.dims[0] !== b) throw new LibreYOLOError('config_type_error', `targets batch ${targets.dims[0]} does not match images batch ${b}`);
+  const precision = options.precision ?? 'float32';
+  if (precision !== 'float32' && precision !== 'float64') throw new LibreYOLOError('config_type_error', `precision must be 'float32' or 'float64', got ${JSON.stringify(precision)}`);
+  const dimsOf = new Map([...network.namedTensors()].map(([k, p]) => [k, p.dims]));
+  const pack = (m: Map<string, Float32Array>): Record<string, PlainTensor> =>
+    Object.fromEntries([...m].map(([k, data]) => [k, { data, dims: [...dimsOf.get(k)!] }]));
+  if (precision === 'float64') {
+    const r = await exactStep(network, [b, h, w], images, targets);
+    return { loss: r.loss, gradients: pack(r.gradients), runningStats: pack(r.runningStats), numFg: r.numFg };
+  }
+  const threads = options.threads;
   const key = `${device.id}|${images.dims.join('x')}|${targets.dims[1]}`;
   let cache = steps.get(network);
   if (!cache) steps.set(network, (cache = new Map()));
@@ -49,10 +74,33 @@ export async function lossAndGradients(network: Yolo9Network, device: Device, im
     images: { dtype: 'float32', dims: images.dims, data: images.data },
     targets: { dtype: 'float32', dims: targets.dims, data: targets.data },
   });
-  const dimsOf = new Map([...network.namedTensors()].map(([k, p]) => [k, p.dims]));
-  const pack = (m: Map<string, Float32Array>): Record<string, PlainTensor> =>
-    Object.fromEntries([...m].map(([k, data]) => [k, { data, dims: [...dimsOf.get(k)!] }]));
   return { loss: result.loss, gradients: pack(result.gradients), runningStats: pack(result.runningStats), numFg: result.numFg };
+}
+
+/** The training graph run by the float64 interpreter; results rounded to float32 like the ORT path's. */
+async function exactStep(network: Yolo9Network, [b, h, w]: [number, number, number], images: PlainTensor, targets: PlainTensor) {
+  const key = `${b}x${h}x${w}|${targets.dims[1]}`;
+  let cache = exactGraphs.get(network);
+  if (!cache) exactGraphs.set(network, (cache = new Map()));
+  let graph = cache.get(key);
+  if (!graph) {
+    graph = buildTrainGraph(network, { batch: b, height: h, width: w, maxTargets: targets.dims[1]!, preciseStats: true });
+    cache.set(key, graph);
+    graph.catch(() => cache.delete(key));
+  }
+  const tg = await graph;
+  const out = interpret(tg.graph, {
+    ...parameterFeeds(network, [...tg.parameters, ...tg.buffers]),
+    images: { dtype: 'float32', dims: images.dims, data: images.data },
+    targets: { dtype: 'float32', dims: targets.dims, data: targets.data },
+  });
+  const scalar = (name: string): number => out[name]!.data[0]!;
+  return {
+    loss: { total: scalar('loss_total'), box: scalar('loss_box'), dfl: scalar('loss_dfl'), cls: scalar('loss_cls') },
+    gradients: new Map(tg.parameters.map((k) => [k, Float32Array.from(out[`grad.${k}`]!.data)])),
+    runningStats: new Map(tg.runningStats.map((k) => [k, Float32Array.from(out[`running.${k}`]!.data)])),
+    numFg: scalar('num_fg'),
+  };
 }
 
 /** Releases the cached train-step sessions of a network. */

@@ -28,13 +28,16 @@ export interface GradCheckResult {
   samples: number;
 }
 
-export async function gradCheck(
-  inputs: GradInput[],
-  emit: (b: GraphBuilder, xs: string[]) => string,
-  opts: { seed?: number; eps?: number; samples?: number } = {},
-): Promise<GradCheckResult> {
-  const rand = seededRandom(opts.seed ?? 1);
-  const eps = opts.eps ?? 1e-2;
+export interface GradGraph {
+  graph: Graph;
+  feeds: Record<string, HostTensor>;
+  /** Inputs differentiated; their gradients are outputs `grad_<name>`. */
+  wrt: string[];
+}
+
+/** `loss = sum(f(inputs) * R)` for a seeded random R, plus the autodiff gradients, lowered to ONNX ops. */
+export async function buildGradGraph(inputs: GradInput[], emit: (b: GraphBuilder, xs: string[]) => string, seed = 1): Promise<GradGraph & { rand: () => number }> {
+  const rand = seededRandom(seed);
   const feeds: Record<string, HostTensor> = {};
   const b = new GraphBuilder('gradcheck');
   const names = inputs.map((inp) => {
@@ -59,7 +62,17 @@ export async function gradCheck(
   const grads = appendGradients(b.graph, { loss: 'loss', wrt, shapes });
   for (const w of wrt) b.output(`grad_${w}`, grads.get(w)!, 'float32', feeds[w]!.dims);
   lowerComposites(b.graph);
-  const session = await ort.InferenceSession.create(serializeModel(b.graph), { graphOptimizationLevel: 'disabled', intraOpNumThreads: 1 });
+  return { graph: b.graph, feeds, wrt, rand };
+}
+
+export async function gradCheck(
+  inputs: GradInput[],
+  emit: (b: GraphBuilder, xs: string[]) => string,
+  opts: { seed?: number; eps?: number; samples?: number } = {},
+): Promise<GradCheckResult> {
+  const eps = opts.eps ?? 1e-2;
+  const { graph, feeds, wrt, rand } = await buildGradGraph(inputs, emit, opts.seed ?? 1);
+  const session = await ort.InferenceSession.create(serializeModel(graph), { graphOptimizationLevel: 'disabled', intraOpNumThreads: 1 });
   const run = async (f: Record<string, HostTensor>): Promise<ort.InferenceSession.ReturnType> => {
     const o: Record<string, ort.Tensor> = {};
     for (const [k, t] of Object.entries(f)) o[k] = new ort.Tensor('float32', t.data as Float32Array, t.dims);

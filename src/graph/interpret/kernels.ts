@@ -1,0 +1,445 @@
+/**
+ * One float64 kernel per ONNX op kind the package's graphs use (forward, loss and backward), with
+ * ONNX opset-17 semantics. Unsupported attributes fail loudly rather than compute something else.
+ */
+import { attrFloat, attrInt, attrInts, type Node } from '../ir.ts';
+import {
+  array, broadcastDims, broadcastIndex, forEachLine, mapN, normAxis, size, stridesOf, transpose, type F64,
+} from './array.ts';
+import { avgPool2d, conv2d, convTranspose2d, maxPool2d, type Conv2dAttrs } from './conv.ts';
+
+export type Kernel = (inputs: Array<F64 | undefined>, node: Node) => F64[];
+
+const attrString = (n: Node, key: string, fallback: string): string => {
+  const a = n.attrs[key];
+  return a && 's' in a ? a.s : fallback;
+};
+
+const ints = (t: F64 | undefined): number[] => (t ? Array.from(t.data) : []);
+
+function need(inputs: Array<F64 | undefined>, k: number, node: Node): F64 {
+  const t = inputs[k];
+  if (!t) throw new Error(`${node.op} ${node.name}: input ${k} is missing`);
+  return t;
+}
+
+const unary = (f: (x: number) => number): Kernel => (inputs, node) => [mapN([need(inputs, 0, node)], f)];
+const binary = (f: (a: number, b: number) => number): Kernel => (inputs, node) => [mapN([need(inputs, 0, node), need(inputs, 1, node)], f)];
+const variadic = (f: (a: number, b: number) => number): Kernel => (inputs) => {
+  const xs = inputs.filter((t): t is F64 => !!t);
+  let acc = xs[0]!;
+  for (let k = 1; k < xs.length; k++) acc = mapN([acc, xs[k]!], f);
+  return [xs.length === 1 ? { dims: [...acc.dims], data: Float64Array.from(acc.data) } : acc];
+};
+
+const b2n = (v: boolean): number => (v ? 1 : 0);
+
+/** Shape of a reduction with `axes` (all axes when empty), kept as size-1 dims. */
+function reduce(x: F64, axesIn: number[], keepdims: boolean, init: number, step: (acc: number, v: number) => number, finish?: (acc: number, count: number) => number): F64 {
+  const rank = x.dims.length;
+  const axes = new Set((axesIn.length ? axesIn : x.dims.map((_, k) => k)).map((a) => normAxis(a, rank)));
+  const kept = x.dims.map((d, k) => (axes.has(k) ? 1 : d));
+  const out = array(kept);
+  out.data.fill(init);
+  const to = broadcastIndex(kept, x.dims);
+  for (let k = 0; k < x.data.length; k++) out.data[to[k]!] = step(out.data[to[k]!]!, x.data[k]!);
+  if (finish) {
+    const count = x.data.length / out.data.length;
+    for (let k = 0; k < out.data.length; k++) out.data[k] = finish(out.data[k]!, count);
+  }
+  return keepdims ? out : { dims: x.dims.filter((_, k) => !axes.has(k)), data: out.data };
+}
+
+function reduceAxes(inputs: Array<F64 | undefined>, node: Node): number[] {
+  return inputs[1] ? ints(inputs[1]) : attrInts(node, 'axes', []);
+}
+
+const reduction = (init: number, step: (acc: number, v: number) => number, finish?: (acc: number, count: number) => number): Kernel => (inputs, node) => {
+  const axes = reduceAxes(inputs, node);
+  if (!axes.length && attrInt(node, 'noop_with_empty_axes', 0)) return [need(inputs, 0, node)];
+  return [reduce(need(inputs, 0, node), axes, attrInt(node, 'keepdims', 1) === 1, init, step, finish)];
+};
+
+function softmax(x: F64, axis: number, log: boolean): F64 {
+  const out = array([...x.dims]);
+  forEachLine(x.dims, normAxis(axis, x.dims.length), (base, stride, len) => {
+    let max = -Infinity;
+    for (let j = 0; j < len; j++) max = Math.max(max, x.data[base + j * stride]!);
+    let sum = 0;
+    for (let j = 0; j < len; j++) sum += Math.exp(x.data[base + j * stride]! - max);
+    for (let j = 0; j < len; j++) {
+      const z = x.data[base + j * stride]! - max;
+      out.data[base + j * stride] = log ? z - Math.log(sum) : Math.exp(z) / sum;
+    }
+  });
+  return out;
+}
+
+function matmul(a: F64, b: F64): F64 {
+  if (a.dims.length < 2 || b.dims.length < 2) throw new Error('MatMul: 1-D operands are not supported here');
+  const [m, k] = a.dims.slice(-2) as [number, number];
+  const [k2, n] = b.dims.slice(-2) as [number, number];
+  if (k !== k2) throw new RangeError(`MatMul: inner dims ${k} and ${k2} differ`);
+  const batch = broadcastDims([a.dims.slice(0, -2), b.dims.slice(0, -2)]);
+  const ia = broadcastIndex(a.dims.slice(0, -2), batch);
+  const ib = broadcastIndex(b.dims.slice(0, -2), batch);
+  const out = array([...batch, m, n]);
+  for (let p = 0; p < ia.length; p++) {
+    const ao = ia[p]! * m * k;
+    const bo = ib[p]! * k * n;
+    const oo = p * m * n;
+    for (let i = 0; i < m; i++) {
+      for (let j = 0; j < k; j++) {
+        const av = a.data[ao + i * k + j]!;
+        if (av === 0) continue;
+        const brow = bo + j * n;
+        const orow = oo + i * n;
+        for (let q = 0; q < n; q++) out.data[orow + q] += av * b.data[brow + q]!;
+      }
+    }
+  }
+  return out;
+}
+
+function slice(x: F64, starts: number[], ends: number[], axesIn: number[], stepsIn: number[]): F64 {
+  const rank = x.dims.length;
+  const begin = x.dims.map(() => 0);
+  const step = x.dims.map(() => 1);
+  const dims = [...x.dims];
+  const axes = axesIn.length ? axesIn : starts.map((_, k) => k);
+  axes.forEach((ax, k) => {
+    const a = normAxis(ax, rank);
+    const d = x.dims[a]!;
+    const st = stepsIn[k] ?? 1;
+    const clamp = (v: number, lo: number, hi: number): number => Math.min(Math.max(v, lo), hi);
+    let s = starts[k]!;
+    let e = ends[k]!;
+    if (s < 0) s += d;
+    if (e < 0) e += d;
+    if (st > 0) {
+      s = clamp(s, 0, d);
+      e = clamp(e, 0, d);
+    } else {
+      s = clamp(s, 0, d - 1);
+      e = clamp(e, -1, d - 1);
+    }
+    begin[a] = s;
+    step[a] = st;
+    dims[a] = Math.max(0, Math.ceil((e - s) / st));
+  });
+  const out = array(dims);
+  const src = stridesOf(x.dims);
+  const pos = dims.map(() => 0);
+  for (let k = 0; k < out.data.length; k++) {
+    let flat = 0;
+    for (let a = 0; a < rank; a++) flat += (begin[a]! + pos[a]! * step[a]!) * src[a]!;
+    out.data[k] = x.data[flat]!;
+    for (let a = rank - 1; a >= 0; a--) {
+      if (++pos[a]! < dims[a]!) break;
+      pos[a] = 0;
+    }
+  }
+  return out;
+}
+
+function concat(xs: F64[], axis: number): F64 {
+  const a = normAxis(axis, xs[0]!.dims.length);
+  const dims = [...xs[0]!.dims];
+  dims[a] = xs.reduce((s, t) => s + t.dims[a]!, 0);
+  const out = array(dims);
+  const outer = size(dims.slice(0, a));
+  const inner = size(dims.slice(a + 1));
+  let offset = 0;
+  for (const t of xs) {
+    const chunk = t.dims[a]! * inner;
+    for (let o = 0; o < outer; o++) out.data.set(t.data.subarray(o * chunk, (o + 1) * chunk), o * dims[a]! * inner + offset);
+    offset += chunk;
+  }
+  return out;
+}
+
+function split(x: F64, axis: number, parts: number[]): F64[] {
+  const a = normAxis(axis, x.dims.length);
+  const inner = size(x.dims.slice(a + 1));
+  const outer = size(x.dims.slice(0, a));
+  let offset = 0;
+  return parts.map((p) => {
+    const dims = [...x.dims];
+    dims[a] = p;
+    const out = array(dims);
+    for (let o = 0; o < outer; o++) {
+      const from = (o * x.dims[a]! + offset) * inner;
+      out.data.set(x.data.subarray(from, from + p * inner), o * p * inner);
+    }
+    offset += p;
+    return out;
+  });
+}
+
+function reshape(x: F64, shape: number[], allowZero: boolean): F64 {
+  const dims = shape.map((d, k) => (d === 0 && !allowZero ? x.dims[k]! : d));
+  const known = dims.filter((d) => d !== -1).reduce((p, d) => p * d, 1);
+  const out = dims.map((d) => (d === -1 ? x.data.length / known : d));
+  if (size(out) !== x.data.length) throw new RangeError(`Reshape: [${x.dims.join(',')}] cannot become [${shape.join(',')}]`);
+  return { dims: out, data: x.data };
+}
+
+function pad(x: F64, pads: number[], value: number): F64 {
+  const rank = x.dims.length;
+  const dims = x.dims.map((d, k) => d + pads[k]! + pads[k + rank]!);
+  const out = array(dims);
+  out.data.fill(value);
+  const dst = stridesOf(dims);
+  const pos = x.dims.map(() => 0);
+  for (let k = 0; k < x.data.length; k++) {
+    let flat = 0;
+    let inside = true;
+    for (let a = 0; a < rank; a++) {
+      const o = pos[a]! + pads[a]!;
+      if (o < 0 || o >= dims[a]!) inside = false;
+      flat += o * dst[a]!;
+    }
+    if (inside) out.data[flat] = x.data[k]!;
+    for (let a = rank - 1; a >= 0; a--) {
+      if (++pos[a]! < x.dims[a]!) break;
+      pos[a] = 0;
+    }
+  }
+  return out;
+}
+
+function resizeNearest(x: F64, scales: number[]): F64 {
+  const rank = x.dims.length;
+  const dims = x.dims.map((d, k) => Math.floor(d * scales[k]!));
+  const out = array(dims);
+  const src = stridesOf(x.dims);
+  const pos = dims.map(() => 0);
+  for (let k = 0; k < out.data.length; k++) {
+    let flat = 0;
+    for (let a = 0; a < rank; a++) flat += Math.min(Math.floor(pos[a]! / scales[a]!), x.dims[a]! - 1) * src[a]!;
+    out.data[k] = x.data[flat]!;
+    for (let a = rank - 1; a >= 0; a--) {
+      if (++pos[a]! < dims[a]!) break;
+      pos[a] = 0;
+    }
+  }
+  return out;
+}
+
+function topK(x: F64, k: number, axis: number, largest: boolean): [F64, F64] {
+  const a = normAxis(axis, x.dims.length);
+  const dims = [...x.dims];
+  dims[a] = k;
+  const values = array(dims);
+  const indices = array(dims);
+  const inner = size(x.dims.slice(a + 1));
+  forEachLine(x.dims, a, (base, stride, len) => {
+    const order = Array.from({ length: len }, (_, j) => j);
+    const v = (j: number): number => x.data[base + j * stride]!;
+    order.sort((p, q) => (largest ? v(q) - v(p) : v(p) - v(q)) || p - q);
+    const outBase = Math.floor(base / (len * inner)) * k * inner + (base % inner);
+    for (let j = 0; j < k; j++) {
+      values.data[outBase + j * inner] = v(order[j]!);
+      indices.data[outBase + j * inner] = order[j]!;
+    }
+  });
+  return [values, indices];
+}
+
+function argMax(x: F64, axis: number, keepdims: boolean): F64 {
+  const a = normAxis(axis, x.dims.length);
+  const dims = [...x.dims];
+  dims[a] = 1;
+  const out = array(dims);
+  const inner = size(x.dims.slice(a + 1));
+  forEachLine(x.dims, a, (base, stride, len) => {
+    let best = 0;
+    for (let j = 1; j < len; j++) if (x.data[base + j * stride]! > x.data[base + best * stride]!) best = j;
+    out.data[Math.floor(base / (len * inner)) * inner + (base % inner)] = best;
+  });
+  return keepdims ? out : { dims: x.dims.filter((_, k) => k !== a), data: out.data };
+}
+
+function scatterAdd(data: F64, indices: F64, updates: F64, axis: number): F64 {
+  const a = normAxis(axis, data.dims.length);
+  const out = { dims: [...data.dims], data: Float64Array.from(data.data) };
+  const dst = stridesOf(data.dims);
+  const src = stridesOf(indices.dims);
+  for (let k = 0; k < indices.data.length; k++) {
+    let flat = 0;
+    let rest = k;
+    for (let d = 0; d < indices.dims.length; d++) {
+      const p = Math.floor(rest / src[d]!);
+      rest -= p * src[d]!;
+      flat += (d === a ? indices.data[k]! : p) * dst[d]!;
+    }
+    out.data[flat] += updates.data[k]!;
+  }
+  return out;
+}
+
+function convAttrs(node: Node, w: F64): Conv2dAttrs {
+  const k = attrInts(node, 'kernel_shape', w.dims.slice(2));
+  const pads = attrInts(node, 'pads', [0, 0, 0, 0]);
+  if (attrString(node, 'auto_pad', 'NOTSET') !== 'NOTSET') throw new Error(`${node.name}: auto_pad is not supported`);
+  return {
+    kernel: [k[0]!, k[1]!],
+    strides: attrInts(node, 'strides', [1, 1]) as [number, number],
+    pads: [pads[0]!, pads[1]!, pads[2]!, pads[3]!],
+    dilations: attrInts(node, 'dilations', [1, 1]) as [number, number],
+    group: attrInt(node, 'group', 1),
+  };
+}
+
+const FLOAT_TYPES = new Set([1, 10, 11, 16]);
+const INT_TYPES = new Set([2, 3, 4, 5, 6, 7, 12, 13]);
+
+export const KERNELS: Record<string, Kernel> = {
+  Identity: (inputs, node) => [need(inputs, 0, node)],
+  Cast: (inputs, node) => {
+    const to = attrInt(node, 'to', 1);
+    const x = need(inputs, 0, node);
+    if (FLOAT_TYPES.has(to)) return [x]; // every float is carried as float64
+    if (INT_TYPES.has(to)) return [mapN([x], Math.trunc)];
+    if (to === 9) return [mapN([x], (v) => b2n(v !== 0))];
+    throw new Error(`${node.name}: Cast to type ${to} is not supported`);
+  },
+  Add: binary((a, b) => a + b),
+  Sub: binary((a, b) => a - b),
+  Mul: binary((a, b) => a * b),
+  Div: binary((a, b) => a / b),
+  Pow: binary(Math.pow),
+  Equal: binary((a, b) => b2n(a === b)),
+  Greater: binary((a, b) => b2n(a > b)),
+  GreaterOrEqual: binary((a, b) => b2n(a >= b)),
+  Less: binary((a, b) => b2n(a < b)),
+  LessOrEqual: binary((a, b) => b2n(a <= b)),
+  And: binary((a, b) => b2n(a !== 0 && b !== 0)),
+  Or: binary((a, b) => b2n(a !== 0 || b !== 0)),
+  Not: unary((a) => b2n(a === 0)),
+  Sum: variadic((a, b) => a + b),
+  Max: variadic((a, b) => (a >= b ? a : b)),
+  Min: variadic((a, b) => (a <= b ? a : b)),
+  Neg: unary((a) => -a),
+  Abs: unary(Math.abs),
+  Sign: unary(Math.sign),
+  Floor: unary(Math.floor),
+  Sqrt: unary(Math.sqrt),
+  Reciprocal: unary((a) => 1 / a),
+  Exp: unary(Math.exp),
+  Log: unary(Math.log),
+  Atan: unary(Math.atan),
+  Relu: unary((a) => (a > 0 ? a : 0)),
+  Sigmoid: unary((a) => 1 / (1 + Math.exp(-a))),
+  Softplus: unary((a) => (a > 0 ? a + Math.log1p(Math.exp(-a)) : Math.log1p(Math.exp(a)))),
+  Where: (inputs, node) => [mapN([need(inputs, 0, node), need(inputs, 1, node), need(inputs, 2, node)], (c, a, b) => (c !== 0 ? a : b))],
+  Clip: (inputs, node) => {
+    const lo = inputs[1]?.data[0] ?? -Infinity;
+    const hi = inputs[2]?.data[0] ?? Infinity;
+    return [mapN([need(inputs, 0, node)], (v) => Math.min(Math.max(v, lo), hi))];
+  },
+  Size: (inputs, node) => [array([], Float64Array.of(need(inputs, 0, node).data.length))],
+  Shape: (inputs, node) => [array([need(inputs, 0, node).dims.length], Float64Array.from(need(inputs, 0, node).dims))],
+  Reshape: (inputs, node) => [reshape(need(inputs, 0, node), ints(inputs[1]), attrInt(node, 'allowzero', 0) === 1)],
+  Transpose: (inputs, node) => {
+    const x = need(inputs, 0, node);
+    return [transpose(x, attrInts(node, 'perm', x.dims.map((_, k) => x.dims.length - 1 - k)))];
+  },
+  Flatten: (inputs, node) => {
+    const x = need(inputs, 0, node);
+    const axis = attrInt(node, 'axis', 1);
+    const a = axis < 0 ? axis + x.dims.length : axis;
+    return [{ dims: [size(x.dims.slice(0, a)), size(x.dims.slice(a))], data: x.data }];
+  },
+  Squeeze: (inputs, node) => {
+    const x = need(inputs, 0, node);
+    const axes = new Set(ints(inputs[1]).map((a) => normAxis(a, x.dims.length)));
+    return [{ dims: x.dims.filter((d, k) => (axes.size ? !axes.has(k) : d !== 1)), data: x.data }];
+  },
+  Unsqueeze: (inputs, node) => {
+    const x = need(inputs, 0, node);
+    const rank = x.dims.length + ints(inputs[1]).length;
+    const axes = new Set(ints(inputs[1]).map((a) => normAxis(a, rank)));
+    const dims: number[] = [];
+    let src = 0;
+    for (let k = 0; k < rank; k++) dims.push(axes.has(k) ? 1 : x.dims[src++]!);
+    return [{ dims, data: x.data }];
+  },
+  Expand: (inputs, node) => {
+    const x = need(inputs, 0, node);
+    const dims = broadcastDims([x.dims, ints(inputs[1])]);
+    const idx = broadcastIndex(x.dims, dims);
+    return [array(dims, Float64Array.from(idx, (k) => x.data[k]!))];
+  },
+  Concat: (inputs, node) => [concat(inputs.filter((t): t is F64 => !!t), attrInt(node, 'axis', 0))],
+  Split: (inputs, node) => {
+    const x = need(inputs, 0, node);
+    const axis = normAxis(attrInt(node, 'axis', 0), x.dims.length);
+    const parts = inputs[1] ? ints(inputs[1]) : Array.from({ length: node.outputs.length }, () => x.dims[axis]! / node.outputs.length);
+    return split(x, axis, parts);
+  },
+  Slice: (inputs, node) => [slice(need(inputs, 0, node), ints(inputs[1]), ints(inputs[2]), ints(inputs[3]), ints(inputs[4]))],
+  Pad: (inputs, node) => {
+    if (attrString(node, 'mode', 'constant') !== 'constant') throw new Error(`${node.name}: only constant Pad is supported`);
+    if (inputs[3]) throw new Error(`${node.name}: Pad with axes is not supported`);
+    return [pad(need(inputs, 0, node), ints(inputs[1]), inputs[2]?.data[0] ?? 0)];
+  },
+  Resize: (inputs, node) => {
+    const ok = attrString(node, 'mode', 'nearest') === 'nearest' && attrString(node, 'coordinate_transformation_mode', 'half_pixel') === 'asymmetric' && attrString(node, 'nearest_mode', 'round_prefer_floor') === 'floor';
+    if (!ok || !inputs[2]) throw new Error(`${node.name}: only nearest/asymmetric/floor Resize by scales is supported`);
+    return [resizeNearest(need(inputs, 0, node), ints(inputs[2]))];
+  },
+  ReduceSum: reduction(0, (a, v) => a + v),
+  ReduceMean: reduction(0, (a, v) => a + v, (a, n) => a / n),
+  ReduceMax: reduction(-Infinity, (a, v) => (v > a ? v : a)),
+  ReduceMin: reduction(Infinity, (a, v) => (v < a ? v : a)),
+  ReduceSumSquare: reduction(0, (a, v) => a + v * v),
+  ArgMax: (inputs, node) => {
+    if (attrInt(node, 'select_last_index', 0)) throw new Error(`${node.name}: select_last_index is not supported`);
+    return [argMax(need(inputs, 0, node), attrInt(node, 'axis', 0), attrInt(node, 'keepdims', 1) === 1)];
+  },
+  TopK: (inputs, node) => topK(need(inputs, 0, node), ints(inputs[1])[0]!, attrInt(node, 'axis', -1), attrInt(node, 'largest', 1) === 1),
+  Softmax: (inputs, node) => [softmax(need(inputs, 0, node), attrInt(node, 'axis', -1), false)],
+  LogSoftmax: (inputs, node) => [softmax(need(inputs, 0, node), attrInt(node, 'axis', -1), true)],
+  BatchNormalization: (inputs, node) => {
+    if (attrInt(node, 'training_mode', 0)) throw new Error(`${node.name}: training-mode BatchNormalization is not supported`);
+    const x = need(inputs, 0, node);
+    const [scale, bias, mean, variance] = [1, 2, 3, 4].map((k) => need(inputs, k, node).data);
+    const eps = attrFloat(node, 'epsilon', 1e-5);
+    const out = array([...x.dims]);
+    const c = x.dims[1]!;
+    const inner = size(x.dims.slice(2));
+    for (let k = 0; k < x.data.length; k++) {
+      const ch = Math.floor(k / inner) % c;
+      out.data[k] = ((x.data[k]! - mean[ch]!) / Math.sqrt(variance[ch]! + eps)) * scale[ch]! + bias[ch]!;
+    }
+    return [out];
+  },
+  MatMul: (inputs, node) => [matmul(need(inputs, 0, node), need(inputs, 1, node))],
+  ScatterElements: (inputs, node) => {
+    if (attrString(node, 'reduction', 'none') !== 'add') throw new Error(`${node.name}: only ScatterElements with reduction=add is supported`);
+    return [scatterAdd(need(inputs, 0, node), need(inputs, 1, node), need(inputs, 2, node), attrInt(node, 'axis', 0))];
+  },
+  Conv: (inputs, node) => {
+    const w = need(inputs, 1, node);
+    return [conv2d(need(inputs, 0, node), w, inputs[2], convAttrs(node, w))];
+  },
+  ConvTranspose: (inputs, node) => {
+    const w = need(inputs, 1, node);
+    if (node.attrs.output_shape) throw new Error(`${node.name}: ConvTranspose output_shape is not supported`);
+    const op = attrInts(node, 'output_padding', [0, 0]);
+    return [convTranspose2d(need(inputs, 0, node), w, inputs[2], { ...convAttrs(node, w), outputPadding: [op[0]!, op[1]!] })];
+  },
+  MaxPool: (inputs, node) => {
+    if (attrInt(node, 'ceil_mode', 0) || attrInt(node, 'storage_order', 0)) throw new Error(`${node.name}: MaxPool ceil_mode/storage_order are not supported`);
+    const k = attrInts(node, 'kernel_shape', []);
+    const pads = attrInts(node, 'pads', [0, 0, 0, 0]);
+    return maxPool2d(need(inputs, 0, node), { kernel: [k[0]!, k[1]!], strides: attrInts(node, 'strides', [1, 1]) as [number, number], pads: pads as [number, number, number, number] });
+  },
+  AveragePool: (inputs, node) => {
+    if (attrInt(node, 'ceil_mode', 0)) throw new Error(`${node.name}: AveragePool ceil_mode is not supported`);
+    const k = attrInts(node, 'kernel_shape', []);
+    const pads = attrInts(node, 'pads', [0, 0, 0, 0]);
+    return [avgPool2d(need(inputs, 0, node), { kernel: [k[0]!, k[1]!], strides: attrInts(node, 'strides', [1, 1]) as [number, number], pads: pads as [number, number, number, number] }, attrInt(node, 'count_include_pad', 0) === 1)];
+  },
+};
