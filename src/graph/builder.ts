@@ -19,7 +19,7 @@ export class GraphBuilder {
    * stats through `runningStatOutputs` (parameter path -> value name).
    */
   training = false;
-  /** In training mode, accumulate BatchNorm statistics in float64 (PyTorch's CPU behaviour). */
+  /** In training mode, accumulate BatchNorm statistics and the class-loss sum in float64 (PyTorch's CPU behaviour). */
   preciseStats = true;
   readonly runningStatOutputs = new Map<string, string>();
 

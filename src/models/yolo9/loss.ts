@@ -179,8 +179,11 @@ export function emitYolo9Loss(b: GraphBuilder, levels: string[], targets: string
     const t = b.op('Transpose', [targetCls], { perm: ints([0, 2, 1]) }); // [B,nc,A]
     // Stable BCE with logits: max(x,0) - x*t + log(1 + exp(-|x|)).
     const bce = b.op('Add', [b.op('Sub', [b.op('Relu', [clsLogits]), b.op('Mul', [clsLogits, t])]), b.op('Softplus', [b.op('Neg', [b.op('Abs', [clsLogits])])])]);
-    // B*nc*A terms: summed in float64 (a float32 sum of ~10^5 terms is biased by ~3e-5).
-    const sum = b.op('Cast', [b.op('ReduceSum', [b.op('Cast', [bce], { to: i(11) })], { keepdims: i(0) })], { to: i(1) });
+    // B*nc*A terms: summed in float64 with the precise-statistics setting (a float32 sum of ~10^5
+    // terms is off by ~3e-5 relative), in float32 for providers without float64 kernels.
+    const sum = b.preciseStats
+      ? b.op('Cast', [b.op('ReduceSum', [b.op('Cast', [bce], { to: i(11) })], { keepdims: i(0) })], { to: i(1) })
+      : b.op('ReduceSum', [bce], { keepdims: i(0) });
     return b.op('Div', [sum, clsNorm]);
   });
 
