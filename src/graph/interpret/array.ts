@@ -53,22 +53,25 @@ export function broadcastIndex(dims: readonly number[], out: readonly number[]):
     return idx;
   }
   if (size(dims) === 1) return idx;
-  const rank = out.length;
   const src = stridesOf(dims);
-  const step = new Array<number>(rank).fill(0);
-  for (let k = 0; k < dims.length; k++) {
-    const o = rank - dims.length + k;
-    step[o] = dims[k] === 1 ? 0 : src[k]!;
-  }
+  const step = new Array<number>(out.length).fill(0);
+  for (let k = 0; k < dims.length; k++) step[out.length - dims.length + k] = dims[k] === 1 ? 0 : src[k]!;
+  return stridedOffsets(out, step);
+}
+
+/** Row-major walk over `dims`: the flat offset sum(pos[a] * step[a]) of every position. */
+export function stridedOffsets(dims: readonly number[], step: readonly number[]): Int32Array {
+  const rank = dims.length;
+  const idx = new Int32Array(size(dims));
   const pos = new Array<number>(rank).fill(0);
   let flat = 0;
-  for (let k = 0; k < n; k++) {
+  for (let k = 0; k < idx.length; k++) {
     idx[k] = flat;
     for (let a = rank - 1; a >= 0; a--) {
       pos[a]!++;
       flat += step[a]!;
-      if (pos[a]! < out[a]!) break;
-      flat -= step[a]! * out[a]!;
+      if (pos[a]! < dims[a]!) break;
+      flat -= step[a]! * dims[a]!;
       pos[a] = 0;
     }
   }
@@ -114,23 +117,8 @@ export function forEachLine(dims: readonly number[], axis: number, f: (base: num
 
 /** ONNX Transpose: output axis k is input axis perm[k]. */
 export function transpose(t: F64, perm: number[]): F64 {
-  const rank = t.dims.length;
-  const dims = perm.map((p) => t.dims[p]!);
-  const out = array(dims);
   const src = stridesOf(t.dims);
-  const step = perm.map((p) => src[p]!);
-  const pos = new Array<number>(rank).fill(0);
-  let flat = 0;
-  const n = out.data.length;
-  for (let k = 0; k < n; k++) {
-    out.data[k] = t.data[flat]!;
-    for (let a = rank - 1; a >= 0; a--) {
-      pos[a]!++;
-      flat += step[a]!;
-      if (pos[a]! < dims[a]!) break;
-      flat -= step[a]! * dims[a]!;
-      pos[a] = 0;
-    }
-  }
-  return out;
+  const dims = perm.map((p) => t.dims[p]!);
+  const idx = stridedOffsets(dims, perm.map((p) => src[p]!));
+  return array(dims, Float64Array.from(idx, (k) => t.data[k]!));
 }

@@ -4,7 +4,7 @@
  */
 import { attrFloat, attrInt, attrInts, type Node } from '../ir.ts';
 import {
-  array, broadcastDims, broadcastIndex, forEachLine, mapN, normAxis, size, stridesOf, transpose, type F64,
+  array, broadcastDims, broadcastIndex, forEachLine, mapN, normAxis, size, stridedOffsets, stridesOf, transpose, type F64,
 } from './array.ts';
 import { avgPool2d, conv2d, convTranspose2d, maxPool2d, type Conv2dAttrs } from './conv.ts';
 
@@ -127,19 +127,10 @@ function slice(x: F64, starts: number[], ends: number[], axesIn: number[], steps
     step[a] = st;
     dims[a] = Math.max(0, Math.ceil((e - s) / st));
   });
-  const out = array(dims);
   const src = stridesOf(x.dims);
-  const pos = dims.map(() => 0);
-  for (let k = 0; k < out.data.length; k++) {
-    let flat = 0;
-    for (let a = 0; a < rank; a++) flat += (begin[a]! + pos[a]! * step[a]!) * src[a]!;
-    out.data[k] = x.data[flat]!;
-    for (let a = rank - 1; a >= 0; a--) {
-      if (++pos[a]! < dims[a]!) break;
-      pos[a] = 0;
-    }
-  }
-  return out;
+  const base = begin.reduce((acc, v, a) => acc + v * src[a]!, 0);
+  const idx = stridedOffsets(dims, step.map((st, a) => st * src[a]!));
+  return array(dims, Float64Array.from(idx, (k) => x.data[base + k]!));
 }
 
 function concat(xs: F64[], axis: number): F64 {
