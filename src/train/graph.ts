@@ -13,6 +13,7 @@ import { probeShapes } from '../graph/autodiff/shapes.ts';
 import { lowerComposites } from '../graph/passes/lower-composites.ts';
 import type { HostTensor } from '../graph/tensor.ts';
 import { emitYolo9Loss } from '../models/yolo9/loss.ts';
+import { autocastTrainGraph } from './amp.ts';
 import type { Yolo9Network } from '../models/yolo9/network.ts';
 
 export interface TrainGraphConfig {
@@ -25,6 +26,12 @@ export interface TrainGraphConfig {
    * parity setting). False keeps them in float32, which is faster and plenty for training.
    */
   preciseStats?: boolean;
+  /**
+   * Mixed precision (GPU providers): the network and its gradient in float16, loss and BN in float32,
+   * and a float32 input `loss_scale` multiplying the loss before the backward pass (gradient
+   * outputs are scaled by it; see amp.ts).
+   */
+  amp?: boolean;
 }
 
 export interface TrainGraph {
@@ -81,8 +88,16 @@ export async function buildTrainGraph(network: Yolo9Network, cfg: TrainGraphConf
   const lowered = b.graph.clone();
   lowerComposites(lowered);
   const shapes = await probeShapes(lowered, feeds);
-  const grads = appendGradients(b.graph, { loss: 'loss_total', wrt: parameters, shapes });
+  let seed = 'loss_total';
+  if (cfg.amp) {
+    b.graph.inputs.push({ name: 'loss_scale', dtype: 'float32', shape: [] });
+    seed = b.scope('loss', () => b.op('Mul', ['loss_total', 'loss_scale'], {}, { name: 'ScaledLoss' }));
+    shapes.set(seed, { dtype: 'float32', dims: [] });
+    shapes.set('loss_scale', { dtype: 'float32', dims: [] });
+  }
+  const grads = appendGradients(b.graph, { loss: seed, wrt: parameters, shapes });
   for (const key of parameters) b.output(`grad.${key}`, grads.get(key)!, 'float32', shapes.get(key)!.dims);
   lowerComposites(b.graph);
+  if (cfg.amp) autocastTrainGraph(b.graph);
   return { graph: b.graph, parameters, buffers, runningStats };
 }

@@ -18,6 +18,8 @@ export interface StepRunnerOptions {
   maxTargets: number;
   /** BatchNorm statistics accumulated in float64 as PyTorch does (the step's parity setting). */
   preciseStats?: boolean;
+  /** Mixed precision with loss scaling (GPU providers). */
+  amp?: boolean;
   /** ORT profile file prefix: sessions are created profiled (`<prefix>_b<batch>`). */
   profileFilePrefix?: string;
 }

@@ -11,6 +11,7 @@ import type { Yolo9Network } from '../models/yolo9/network.ts';
 import { deviceUnavailable, executionProviders, type Device } from '../runtime/device.ts';
 import { WorkerHost, WorkerSession } from '../runtime/worker-host.ts';
 import { recordSpan } from '../runtime/spans.ts';
+import { LossScaler } from './amp.ts';
 import { buildTrainGraph, parameterFeeds, type TrainGraph } from './graph.ts';
 import type { StepResult, TrainBatch } from './types.ts';
 
@@ -27,6 +28,8 @@ export interface TrainStepOptions {
    * everything in float32 for providers without float64 kernels.
    */
   preciseStats?: boolean;
+  /** Mixed precision with dynamic loss scaling (amp.ts); the trainer enables it on GPU providers only. */
+  amp?: boolean;
   /** ORT profile file prefix: profile this step's session. */
   profileFilePrefix?: string;
 }
@@ -38,11 +41,13 @@ export class TrainStep {
     private readonly host: WorkerHost,
     private readonly session: WorkerSession,
     readonly options: TrainStepOptions,
+    /** The dynamic loss scale, when amp is on. */
+    readonly scaler: LossScaler | null = options.amp ? new LossScaler() : null,
   ) {}
 
   static async create(network: Yolo9Network, options: TrainStepOptions): Promise<TrainStep> {
     const [height, width] = options.imgsz;
-    const graph = await buildTrainGraph(network, { batch: options.batch, height, width, maxTargets: options.maxTargets, preciseStats: options.preciseStats !== false });
+    const graph = await buildTrainGraph(network, { batch: options.batch, height, width, maxTargets: options.maxTargets, preciseStats: options.preciseStats !== false, amp: options.amp === true });
     const host = new WorkerHost();
     try {
       const session = await WorkerSession.create(host, `train|${options.device.id}|${options.batch}x${height}x${width}`, serializeModel(graph.graph), {
@@ -94,6 +99,7 @@ export class TrainStep {
       images,
       targets: this.fitTargets(batch.targets),
     };
+    if (this.scaler) feeds.loss_scale = { dtype: 'float32', dims: [], data: Float32Array.of(this.scaler.scale) };
     const { outputs, runMs, startEpochMs } = await this.session.run(feeds);
     recordSpan('train step (worker)', 'forward', startEpochMs, runMs);
     const scalar = (name: string): number => (outputs[name]!.data as Float32Array)[0]!;
@@ -101,11 +107,13 @@ export class TrainStep {
     for (const key of this.graph.parameters) gradients.set(key, outputs[`grad.${key}`]!.data as Float32Array);
     const runningStats = new Map<string, Float32Array>();
     for (const key of this.graph.runningStats) runningStats.set(key, outputs[`running.${key}`]!.data as Float32Array);
+    const overflow = this.scaler ? !this.scaler.unscale(gradients.values()) : false;
     return {
       loss: { total: scalar('loss_total'), box: scalar('loss_box'), dfl: scalar('loss_dfl'), cls: scalar('loss_cls') },
       gradients,
       runningStats,
       numFg: scalar('num_fg'),
+      ...(overflow ? { overflow } : {}),
     };
   }
 

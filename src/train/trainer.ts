@@ -197,6 +197,8 @@ export class Trainer {
   private profiler: TrainProfiler | null = null;
   private progress!: EpochProgress;
   private accumulate = 1;
+  /** amp: batches whose update was skipped because a float16 gradient overflowed. */
+  private ampSkipped = 0;
   private badValidations = 0;
   private readonly warn: Warn;
   private readonly results: TrainResults;
@@ -271,6 +273,11 @@ export class Trainer {
     return trainer;
   }
 
+  /** amp runs only on GPU providers (ignored on CPU, as the original). */
+  private ampActive(cfg: TrainConfig): boolean {
+    return cfg.amp && this.device.kind !== 'cpu';
+  }
+
   private log(line: string): void {
     this.progress.line(line);
   }
@@ -293,7 +300,7 @@ export class Trainer {
       this.log(auto.message);
     }
     if (cfg.amp && this.device.kind === 'cpu') this.log('amp=True is ignored on CPU: training runs in float32.');
-    else if (cfg.amp) this.log(`amp=True: the float16 training path is not available yet on ${this.device.id}; training runs in float32.`);
+    else if (cfg.amp) this.log(`amp=True: mixed precision on ${this.device.id} (float16 network and gradients, float32 loss and BatchNorm, dynamic loss scaling).`);
 
     this.accumulate = accumulateSteps(cfg);
     this.data = await openTrainData(cfg, this.datasetConfig, { cwd, warn: this.warn });
@@ -349,6 +356,7 @@ export class Trainer {
     const prefix = this.profiler?.ortProfilePrefix;
     this.runner = await openStepRunner(this.network, {
       device: this.device, ...(cfg.threads ? { threads: cfg.threads } : {}), imgsz: [cfg.imgsz, cfg.imgsz], maxTargets: cfg.max_labels,
+      amp: this.ampActive(cfg),
       ...(prefix ? { profileFilePrefix: prefix } : {}),
     });
     this.profiler?.attach?.(this.runner);
@@ -386,7 +394,9 @@ export class Trainer {
         const result: StepResult = await this.runner!.run(batch, phase);
         applyRunningStats(this.network, result.runningStats);
         let grads = result.gradients;
-        if (accum > 1) {
+        // amp: a float16 gradient overflowed, the loss scale was halved; the batch updates nothing (as GradScaler).
+        if (result.overflow) this.ampSkipped++;
+        else if (accum > 1) {
           // the loss is divided by accum: accumulate the scaled gradients until the window is full
           if (!accGrads) {
             accGrads = new Map();
@@ -400,7 +410,7 @@ export class Trainer {
           inWindow++;
           grads = accGrads;
         }
-        if (accum === 1 || inWindow === accum || done + 1 === total) {
+        if (!result.overflow && (accum === 1 || inWindow === accum || done + 1 === total)) {
           await phase('optimizer', async () => this.optimizer.step(grads));
           accGrads = null;
           inWindow = 0;
@@ -570,7 +580,7 @@ export class Trainer {
     this.results.best_epoch = this.best.epoch;
     await writeJson(join(this.saveDir, 'summary.json'), {
       model: `yolo9-${this.network.options.size}`, device: this.device.id, epochs: cfg.epochs, batch: cfg.batch, imgsz: cfg.imgsz,
-      accumulate: this.accumulate, amp: cfg.amp && this.device.kind !== 'cpu', amp_requested: cfg.amp, seconds: Math.round(secs * 100) / 100,
+      accumulate: this.accumulate, amp: this.ampActive(cfg), amp_requested: cfg.amp, amp_skipped_steps: this.ampSkipped, seconds: Math.round(secs * 100) / 100,
       threads: cfg.threads ?? cpus().length,
       ...(this.autoBatch ? { auto_batch: { batch: this.autoBatch.batch, points: this.autoBatch.points, total_mb: this.autoBatch.totalMb, fraction: this.autoBatch.fraction } } : {}),
       ...this.results,

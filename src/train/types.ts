@@ -30,4 +30,6 @@ export interface StepResult {
   runningStats: Map<string, Float32Array>;
   /** Foreground anchors per image (mean). */
   numFg: number;
+  /** amp only: a gradient overflowed in float16; the loss scale was lowered and this update must be skipped. */
+  overflow?: boolean;
 }

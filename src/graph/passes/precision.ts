@@ -16,6 +16,8 @@ export interface PrecisionOptions {
   keepIO: boolean;
   /** Whether the runtime has a kernel for `op` in `dtype`; ops without one stay float32. Default: all. */
   hasKernel?: (op: string) => boolean;
+  /** Nodes allowed to run in half (default: all); the others stay float32 (mixed-precision training). */
+  region?: (node: Node) => boolean;
 }
 
 export interface PrecisionSummary {
@@ -33,6 +35,11 @@ export interface PrecisionSummary {
 const ONNX_TYPE: Record<HalfType | 'float32', number> = { float32: 1, float16: 10, bfloat16: 16 };
 const DTYPE_OF_ONNX: Record<number, DType> = { 1: 'float32', 6: 'int32', 7: 'int64', 9: 'bool', 10: 'float16', 11: 'float64', 16: 'bfloat16' };
 
+const BOOL_OUT = new Set(['Equal', 'Greater', 'GreaterOrEqual', 'Less', 'LessOrEqual', 'And', 'Or', 'Not', 'IsNaN', 'IsInf']);
+const INT64_OUT = new Set(['Shape', 'Size', 'ArgMax', 'ArgMin', 'NonZero']);
+/** Ops whose second output holds indices (int64). */
+const INDEX_SECOND_OUT = new Set(['TopK', 'MaxPool']);
+
 /**
  * Input slots of each op that carry the type-parametric tensor `T` (float data); the other slots
  * (shapes, axes, split sizes, Resize scales) keep their own types. Ops not listed stay float32.
@@ -42,6 +49,8 @@ const T_INPUTS: Record<string, 'all' | number[]> = {
   Sigmoid: [0], Relu: [0], Tanh: [0], Softmax: [0], Identity: [0], MaxPool: [0], AveragePool: [0],
   GlobalAveragePool: [0], Split: [0], Reshape: [0], Resize: [0], ReduceSum: [0], ReduceMean: [0],
   Unsqueeze: [0], Squeeze: [0], Expand: [0], Gather: [0], Slice: [0], Transpose: [0], Flatten: [0],
+  // Ops of gradient graphs.
+  ConvTranspose: 'all', MatMul: 'all', Sum: 'all', Neg: [0], Exp: [0], Where: [1, 2], Pad: [0, 2],
 };
 
 /** Ops that only move data: worth running in half only when their input already is half. */
@@ -60,7 +69,9 @@ export function inferDtypes(graph: Graph): Map<string, DType> {
   for (const [name, t] of graph.initializers) types.set(name, t.dtype);
   for (const n of graph.nodes) {
     let out: DType | undefined;
-    if (n.op === 'Shape') out = 'int64';
+    if (INT64_OUT.has(n.op)) out = 'int64';
+    else if (BOOL_OUT.has(n.op)) out = 'bool';
+    else if (n.op === 'Where') out = types.get(n.inputs[1]!);
     else if (n.op === 'Cast') {
       const to = n.attrs.to;
       out = to && 'i' in to ? DTYPE_OF_ONNX[to.i] : undefined;
@@ -68,7 +79,7 @@ export function inferDtypes(graph: Graph): Map<string, DType> {
       const v = n.attrs.value;
       out = v && 't' in v ? v.t.dtype : 'float32';
     } else out = n.inputs[0] ? types.get(n.inputs[0]) : undefined;
-    for (const o of n.outputs) types.set(o, out ?? 'float32');
+    n.outputs.forEach((o, k) => types.set(o, k === 1 && INDEX_SECOND_OUT.has(n.op) ? 'int64' : out ?? 'float32'));
   }
   return types;
 }
@@ -82,6 +93,7 @@ function halfTensor(t: HostTensor, dtype: HalfType): HostTensor {
 export function convertPrecision(graph: Graph, opts: PrecisionOptions): PrecisionSummary {
   const { dtype, keepIO } = opts;
   const hasKernel = opts.hasKernel ?? (() => true);
+  const region = opts.region ?? (() => true);
   const types = inferDtypes(graph);
   const isFloat = (v: string): boolean => types.get(v) === 'float32';
   const summary: PrecisionSummary = { dtype, halfNodes: 0, keptFloat: {}, castsInserted: 0, halfWeights: 0 };
@@ -92,7 +104,7 @@ export function convertPrecision(graph: Graph, opts: PrecisionOptions): Precisio
   const runsHalf = new Set<Node>();
   for (const n of graph.nodes) {
     const slots = tSlots(n);
-    if (slots.length === 0 || !slots.every((k) => isFloat(n.inputs[k]!))) continue; // not float compute
+    if (slots.length === 0 || !slots.every((k) => isFloat(n.inputs[k]!)) || !region(n)) continue; // not float compute, or kept float32
     const fedHalf = slots.some((k) => halfNative.has(n.inputs[k]!));
     if (MOVES_DATA.has(n.op) && !fedHalf) continue;
     if (!hasKernel(n.op)) {
@@ -158,8 +170,9 @@ export function convertPrecision(graph: Graph, opts: PrecisionOptions): Precisio
       n.outputs = n.outputs.map(halfValueName);
     } else {
       n.inputs = n.inputs.map((v) => (v && halfNative.has(v) ? asFloat(v) : v));
-      // A float32 island still holds half weights: they are rounded to half, then widened to compute.
-      if (slots.length && slots.every((k) => isFloat(n.inputs[k]!))) {
+      // A float32 island (no half kernel) still holds half weights: they are rounded to half, then
+      // widened to compute. Nodes outside the region keep the float32 originals.
+      if (slots.length && slots.every((k) => isFloat(n.inputs[k]!)) && region(n)) {
         for (const k of slots) if (graph.initializers.has(n.inputs[k]!)) n.inputs[k] = widenedWeight(n.inputs[k]!);
       }
     }
