@@ -14,6 +14,7 @@ import { yolo9Family } from '../src/models/yolo9/family.ts';
 import type { Yolo9Network } from '../src/models/yolo9/network.ts';
 import { loadCheckpointFile } from '../src/weights/checkpoint.ts';
 import { readSafetensors } from '../src/weights/safetensors.ts';
+import { maxErrors } from './helpers/compare.ts';
 import { fixture } from './helpers/fixtures.ts';
 import { buildGradGraph } from './helpers/gradcheck.ts';
 import { OP_CASES } from './helpers/op-cases.ts';
@@ -50,15 +51,7 @@ describe('float64 reference interpreter', () => {
     const b = new GraphBuilder('t');
     net.emitInference(b, { batch: 2, height: 320, width: 256, rawOutputs: false });
     const y = interpret(b.graph, { images: io.get('input_2x3x320x256')! }).output!;
-    const ref = io.get('predictions_2x3x320x256')!.data as Float32Array;
-    const anchors = ref.length / 2 / 84;
-    let box = 0;
-    let score = 0;
-    for (let k = 0; k < ref.length; k++) {
-      const d = Math.abs(y.data[k]! - ref[k]!);
-      if (Math.floor(k / anchors) % 84 < 4) box = Math.max(box, d);
-      else score = Math.max(score, d);
-    }
+    const { box, score } = maxErrors({ dtype: 'float64', dims: y.dims, data: y.data }, io.get('predictions_2x3x320x256')!);
     assert.ok(box <= 1e-3 && score <= 1e-4, `max error boxes ${box} px, scores ${score}`);
   });
 });

@@ -6,7 +6,7 @@
  * float16 gradients of it are noise.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import { DEFAULT_MODEL_PATH } from '../src/assets.ts';
 import { decodeImage } from '../src/data/image.ts';
 import { renderScene, synthScene, SHAPE_CLASSES } from '../src/data/synth.ts';
@@ -19,6 +19,7 @@ import { TrainStep } from '../src/train/step.ts';
 import type { StepResult, TrainBatch } from '../src/train/types.ts';
 import { mulberry32 } from '../src/util/random.ts';
 import { loadCheckpointFile } from '../src/weights/checkpoint.ts';
+import { relL2 } from './helpers/compare.ts';
 
 const SIZE = 160;
 const BATCH = 4;
@@ -40,16 +41,6 @@ async function shapesBatch(): Promise<TrainBatch> {
   }
   const t = (data: Float32Array, dims: number[]): HostTensor => ({ dtype: 'float32', dims, data });
   return { images: t(images, [BATCH, 3, SIZE, SIZE]), targets: t(targets, [BATCH, MAX_TARGETS, 5]) };
-}
-
-function relL2(a: Float32Array, b: Float32Array): number {
-  let num = 0;
-  let den = 0;
-  for (let k = 0; k < b.length; k++) {
-    num += (a[k]! - b[k]!) ** 2;
-    den += b[k]! ** 2;
-  }
-  return Math.sqrt(num / Math.max(den, 1e-30));
 }
 
 describe('amp: float16 training graph with loss scaling', () => {
@@ -78,7 +69,6 @@ describe('amp: float16 training graph with loss scaling', () => {
       await f16.close();
     }
   });
-  after(() => undefined);
 
   it('computes the loss within float16 accuracy of the float32 step', () => {
     assert.equal(half.overflow, undefined, `still overflowing after ${overflows} halvings`);

@@ -18,19 +18,10 @@ import type { Yolo9Network } from '../src/models/yolo9/network.ts';
 import { lossAndGradients, releaseCheckSessions, type LossAndGradients } from '../src/train/check.ts';
 import { parseDevice } from '../src/runtime/device.ts';
 import type { HostTensor } from '../src/graph/tensor.ts';
+import { relL2 } from './helpers/compare.ts';
 import { fixture } from './helpers/fixtures.ts';
 
 const LOSSES = [['total', 'loss_total'], ['box', 'loss_box'], ['dfl', 'loss_dfl'], ['cls', 'loss_cls']] as const;
-
-function relL2(a: ArrayLike<number>, b: ArrayLike<number>): number {
-  let num = 0;
-  let den = 0;
-  for (let k = 0; k < b.length; k++) {
-    num += (a[k]! - b[k]!) ** 2;
-    den += b[k]! ** 2;
-  }
-  return Math.sqrt(num / Math.max(den, 1e-30));
-}
 
 /** Multiplies every input value by 1 + u, |u| <= 1e-7 (about one float32 ulp). */
 function perturbed(x: Float32Array, seed: number): Float32Array {

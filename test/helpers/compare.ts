@@ -15,3 +15,14 @@ export function maxErrors(actual: HostTensor, expected: HostTensor): { box: numb
   }
   return { box, score };
 }
+
+/** Relative L2 error ||a - b|| / ||b||. */
+export function relL2(a: ArrayLike<number>, b: ArrayLike<number>): number {
+  let num = 0;
+  let den = 0;
+  for (let k = 0; k < b.length; k++) {
+    num += (a[k]! - b[k]!) ** 2;
+    den += b[k]! ** 2;
+  }
+  return Math.sqrt(num / Math.max(den, 1e-30));
+}
