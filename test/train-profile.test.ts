@@ -69,6 +69,19 @@ describe('libreyolo profile run', () => {
     assert.ok(Number(get.stdout.trim()) > 0);
   });
 
+  it('without --weights, offline: fresh weights stand in for the default with a warning; an explicit name still fails', async () => {
+    const run = await runCli(['profile', 'run', yaml, '--device', 'cpu', '--batch', '2', '--imgsz', '64', '--steps', '1', '--warmup', '1',
+      '--workers', '0', '--project', 'runs/default-weights'], tmp);
+    assert.equal(run.code, 0, run.stderr);
+    assert.match(run.stderr, /warning: the default weights LibreYOLO9t\.pt are not available \(model_not_found\); profiling fresh yolo9t weights instead\./);
+    assert.ok(existsSync(join(tmp, 'runs', 'default-weights', 'prof', 'profile.json')));
+    const named = await runCli(['profile', 'run', yaml, '--weights', 'LibreYOLO9t.pt', '--device', 'cpu', '--batch', '2', '--imgsz', '64',
+      '--steps', '1', '--warmup', '1', '--workers', '0', '--project', 'runs/named-weights'], tmp);
+    assert.equal(named.code, 2);
+    assert.match(named.stderr, /Model weights not found: .*LibreYOLO9t\.pt/);
+    assert.ok(!existsSync(join(tmp, 'runs', 'named-weights')));
+  });
+
   it('exits 3 naming the three remedies when the window cannot fill', async () => {
     const err = await runTrainProfile({
       data: yaml, weights: 'yolo9t', size: 't', batch: 4, imgsz: 64, workers: 0, amp: false, steps: 4, warmup: 2, repeat: 1,

@@ -420,6 +420,12 @@ export function trainProfilerFactory(options: { trace?: boolean } = {}): NonNull
 export interface TrainRunOptions {
   data: string;
   weights: string;
+  /**
+   * `weights` is the command's default (LibreYOLO9t.pt), not the user's choice: when it cannot be
+   * had (offline), fresh weights of the same size stand in, with a warning. A training profile times
+   * the architecture; the starting values of the weights do not change it.
+   */
+  weightsFromDefault?: boolean;
   size: string;
   batch: number;
   imgsz: number;
@@ -461,8 +467,19 @@ const FRESH = /^yolo9-?([tsmc])$/i;
 async function loadWeights(o: TrainRunOptions, device: Device): Promise<LibreYOLOModel> {
   const fresh = FRESH.exec(o.weights);
   if (fresh && !existsSync(resolve(o.cwd ?? process.cwd(), o.weights))) return createFreshModel(fresh[1]!.toLowerCase(), { device: device.id });
-  return LibreYOLO(o.weights, { device: device.id, size: o.size, ...(o.cwd ? { cwd: o.cwd } : {}), ...(o.threads ? { threads: o.threads } : {}) });
+  try {
+    return await LibreYOLO(o.weights, { device: device.id, size: o.size, ...(o.cwd ? { cwd: o.cwd } : {}), ...(o.threads ? { threads: o.threads } : {}) });
+  } catch (err) {
+    if (!o.weightsFromDefault || !(err instanceof LibreYOLOError) || !UNAVAILABLE.has(err.code)) throw err;
+    const size = o.size.toLowerCase();
+    o.warn?.(`the default weights ${o.weights} are not available (${err.code}); profiling fresh yolo9${size} weights instead. ` +
+      'The architecture is the same, so step timings are too; pass --weights to profile other weights.');
+    return createFreshModel(size, { device: device.id });
+  }
 }
+
+/** Load failures that mean "the file cannot be had here", not "the file is bad". */
+const UNAVAILABLE = new Set(['model_not_found', 'download_failed']);
 
 /** `libreyolo profile run <data>` (profile.md 3.1). */
 export async function runTrainProfile(o: TrainRunOptions): Promise<TrainRunResult> {

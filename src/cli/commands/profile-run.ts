@@ -33,10 +33,10 @@ export function profileRunCommand(): Command {
     .option('--project <dir>', 'output root', 'runs/profile')
     .option('--threads <n>', 'ONNX Runtime intra-op threads (default: all cores)', parseInteger('threads'))
     .addOption(new Option('--json', 'JSON on stdout').default(false))
-    .action(async (data: string, f: RunFlags) => {
+    .action(async (data: string, f: RunFlags, cmd: Command) => {
       try {
         const { profilePath, profile: a, tracePath } = await runTrainProfile({
-          data, weights: f.weights, size: f.size, batch: f.batch, imgsz: f.imgsz, workers: f.workers, amp: f.amp,
+          data, weights: f.weights, weightsFromDefault: cmd.getOptionValueSource('weights') === 'default', size: f.size, batch: f.batch, imgsz: f.imgsz, workers: f.workers, amp: f.amp,
           steps: f.steps, warmup: f.warmup, repeat: f.repeat, device: f.device, project: f.project,
           ...(f.threads ? { threads: f.threads } : {}),
           log: (line) => process.stderr.write(`${line}\n`),
