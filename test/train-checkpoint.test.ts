@@ -4,6 +4,7 @@
  * config defaults, aliases and errors.
  */
 import assert from 'node:assert/strict';
+import { unzipSync } from 'fflate';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -12,9 +13,9 @@ import { describe, it } from 'node:test';
 import { LibreYOLO } from '../src/index.ts';
 import type { HostTensor } from '../src/graph/tensor.ts';
 import { yolo9Family } from '../src/models/yolo9/family.ts';
-import { makeRunDir, pyNumber, ResultsCsv } from '../src/train/artifacts.ts';
+import { makeRunDir, pyNumber, ResultsCsv, writeYaml } from '../src/train/artifacts.ts';
 import { readTrainingCheckpoint, saveTrainingCheckpoint } from '../src/train/checkpoint.ts';
-import { accumulateSteps, resolveTrainConfig, TRAIN_DEFAULTS } from '../src/train/config.ts';
+import { accumulateSteps, isFloatField, resolveTrainConfig, TRAIN_DEFAULTS } from '../src/train/config.ts';
 import { ModelEMA } from '../src/train/ema.ts';
 import { Optimizer } from '../src/train/optimizer.ts';
 import { readTorchCheckpoint } from '../src/weights/torch-checkpoint.ts';
@@ -41,6 +42,20 @@ describe('training checkpoint', () => {
       best: { mAP50_95: 0.125, mAP50: 0.5, epoch: 3, validated: true },
       family: 'yolo9', size: 't', nc: 3, names, imgsz: 160,
     });
+
+    // Whole-number floats stay floats, as the original writes them (mosaic_prob 1.0, weight_decay 0.0).
+    const pkl = Object.entries(unzipSync(readFileSync(path))).find(([n]) => n.endsWith('/data.pkl'))![1];
+    const afterKey = (key: string): string => {
+      const k = Buffer.from(key);
+      const at = Buffer.from(pkl).indexOf(Buffer.concat([Buffer.from([0x58, k.length, 0, 0, 0]), k]));
+      assert.ok(at >= 0, `key ${key} in data.pkl`);
+      let p = at + 5 + k.length;
+      while (pkl[p] === 0x71 || pkl[p] === 0x72) p += pkl[p] === 0x71 ? 2 : 5; // memo puts
+      return Buffer.from(pkl.subarray(p, p + 9)).toString('hex');
+    };
+    assert.equal(afterKey('mosaic_prob'), '473ff0000000000000');
+    assert.equal(afterKey('weight_decay').slice(0, 2), '47');
+    assert.match(afterKey('epochs'), /^4[abd]/); // ints stay ints (BININT, BININT1, BININT2)
 
     const top = readTorchCheckpoint(readFileSync(path), path) as Map<string, PyValue>;
     assert.deepEqual([...top.keys()], [
@@ -112,6 +127,12 @@ describe('run artifacts', () => {
     again.load(readFileSync(csv.path, 'utf8'));
     await again.append({ epoch: 3, time: 4, 'train/loss': 1 });
     assert.equal(readFileSync(csv.path, 'utf8').split('\n')[3], '3,4.0,1.0,,,,');
+  });
+
+  it('writes train_config.yaml with float fields as floats', async () => {
+    const path = join(tmp, 'train_config.yaml');
+    await writeYaml(path, { epochs: 30, warmup_epochs: 3, mosaic_prob: 1, lr0: 0.01, mosaic_scale: [1, 1.5], name: 'x' }, isFloatField);
+    assert.equal(readFileSync(path, 'utf8'), 'epochs: 30\nwarmup_epochs: 3.0\nmosaic_prob: 1.0\nlr0: 0.01\nmosaic_scale:\n  - 1.0\n  - 1.5\nname: x\n');
   });
 });
 

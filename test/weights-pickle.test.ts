@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import { zipSync } from 'fflate';
 import { LibreYOLOError } from '../src/errors.ts';
 import type { HostTensor } from '../src/graph/tensor.ts';
-import { dumpsTorchPickle, PyOrderedDict, TorchDtype, unpickle, type PyValue, type StorageRequest } from '../src/weights/pickle.ts';
+import { dumpsTorchPickle, PyOrderedDict, pyFloat, TorchDtype, unpickle, type PyValue, type StorageRequest } from '../src/weights/pickle.ts';
 import { readTorchCheckpoint } from '../src/weights/torch-checkpoint.ts';
 
 const hex = (s: string) => Uint8Array.from(Buffer.from(s, 'hex'));
@@ -111,6 +111,15 @@ test('writer round-trips plain values through the reader', () => {
   assert.equal(((back.get('nested') as Map<PyValue, PyValue>).get('a') as Map<PyValue, PyValue>).get('b') instanceof Map, true);
   const nan = unpickle(dumpsTorchPickle([NaN], () => assert.fail())) as number[];
   assert.ok(Number.isNaN(nan[0]));
+});
+
+test('PyFloat writes whole numbers as Python floats (BINFLOAT), plain numbers as ints', () => {
+  const bytes = dumpsTorchPickle([pyFloat(0), 0, pyFloat([1, 2.5])], () => assert.fail());
+  const hex = Buffer.from(bytes).toString('hex');
+  assert.ok(hex.includes('470000000000000000'), `0.0 as BINFLOAT: ${hex}`);
+  assert.ok(hex.includes('473ff0000000000000'), `1.0 as BINFLOAT: ${hex}`);
+  assert.ok(hex.includes('4b00'), `0 as BININT1: ${hex}`);
+  assert.deepEqual(unpickle(bytes), [0, 0, [1, 2.5]]);
 });
 
 test('writer rejects what weights-only torch.load could not read', () => {

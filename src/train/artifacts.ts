@@ -7,7 +7,7 @@
 import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { stringify as toYaml } from 'yaml';
+import { Scalar, stringify as toYaml } from 'yaml';
 import { writeFileAtomic } from '../util/fs.ts';
 
 /** `<project>/<name>`, or `<name>2`, `<name>3`, ... when it exists and `existOk` is false. */
@@ -100,8 +100,14 @@ function splitCsv(line: string): string[] {
   return out;
 }
 
-export async function writeYaml(path: string, obj: Record<string, unknown>): Promise<void> {
-  await writeFileAtomic(path, toYaml(obj, { lineWidth: 0 }));
+/** YAML; numbers under keys `isFloat` names keep a fractional part (`1.0`, as Python floats dump). */
+export async function writeYaml(path: string, obj: Record<string, unknown>, isFloat: (key: string) => boolean = () => false): Promise<void> {
+  const asFloat = (v: unknown): unknown => {
+    if (typeof v === 'number' && Number.isFinite(v)) return Object.assign(new Scalar(v), { minFractionDigits: 1 });
+    return Array.isArray(v) ? v.map(asFloat) : v;
+  };
+  const doc = Object.fromEntries(Object.entries(obj).map(([k, v]) => [k, isFloat(k) ? asFloat(v) : v]));
+  await writeFileAtomic(path, toYaml(doc, { lineWidth: 0 }));
 }
 
 export async function writeJson(path: string, obj: unknown): Promise<void> {

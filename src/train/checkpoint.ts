@@ -11,7 +11,8 @@ import { LibreYOLOError } from '../errors.ts';
 import type { HostTensor } from '../graph/tensor.ts';
 import { VERSION } from '../version.ts';
 import { saveCheckpointPt } from '../weights/checkpoint.ts';
-import { isHostTensor, PyOrderedDict, type PyValue, type PyWritable } from '../weights/pickle.ts';
+import { isHostTensor, PyOrderedDict, pyFloat, type PyValue, type PyWritable } from '../weights/pickle.ts';
+import { isFloatField } from './config.ts';
 import { readTorchCheckpoint } from '../weights/torch-checkpoint.ts';
 
 export const BEST_METRIC_KEY = 'metrics/mAP50-95';
@@ -55,6 +56,13 @@ function plain(v: unknown): PyWritable {
   return v as PyWritable;
 }
 
+const isNumbers = (v: unknown): v is number | number[] => typeof v === 'number' || (Array.isArray(v) && v.every((x) => typeof x === 'number'));
+
+/** The train config with its float fields written as floats (`mosaic_prob: 1.0`, not `1`). */
+function configForCheckpoint(config: Record<string, unknown>): PyWritable {
+  return Object.fromEntries(Object.entries(config).map(([k, v]) => [k, isFloatField(k) && isNumbers(v) ? pyFloat(v) : plain(v)]));
+}
+
 /** Writes the checkpoint atomically (temp file + rename). */
 export async function saveTrainingCheckpoint(path: string, ck: TrainingCheckpoint): Promise<void> {
   const ema = ck.trainModel !== undefined;
@@ -69,15 +77,15 @@ export async function saveTrainingCheckpoint(path: string, ck: TrainingCheckpoin
     imgsz: ck.imgsz,
     epoch: ck.epoch,
     optimizer: ck.optimizer,
-    config: plain(ck.config),
-    loss: ck.loss,
-    best_mAP50_95: ck.best.mAP50_95,
-    best_mAP50: ck.best.mAP50,
+    config: configForCheckpoint(ck.config),
+    loss: ck.loss === null ? null : pyFloat(ck.loss),
+    best_mAP50_95: pyFloat(ck.best.mAP50_95),
+    best_mAP50: pyFloat(ck.best.mAP50),
     best_metric_key: BEST_METRIC_KEY,
-    best_metric_value: ck.best.mAP50_95,
+    best_metric_value: pyFloat(ck.best.mAP50_95),
     best_epoch: ck.best.epoch,
     is_ema_weights: ema,
-    best_metric: ck.best.mAP50_95,
+    best_metric: pyFloat(ck.best.mAP50_95),
     best_metric_name: BEST_METRIC_KEY,
   };
   if (ema) {

@@ -99,6 +99,12 @@ const KINDS: Record<keyof TrainConfig, Kind> = {
   profile_warmup: 'int', profile_steps: 'int', profile_trace: 'bool', profile_open: 'bool', threads: 'nullable-int', verbose: 'bool',
 };
 
+/** Whether the original holds `key` as a float (or a pair of floats): checkpoints write it as one. */
+export function isFloatField(key: string): boolean {
+  const kind = (KINDS as Record<string, Kind | undefined>)[key];
+  return kind === 'number' || kind === 'pair';
+}
+
 /** Keys that are not config fields but are accepted by `train()` (callbacks/loggers are not supported here). */
 const IGNORED_WITH_WARNING = new Set(['callbacks', 'loggers']);
 

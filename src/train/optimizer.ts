@@ -15,7 +15,7 @@
 import { LibreYOLOError } from '../errors.ts';
 import type { Parameter } from '../graph/module.ts';
 import type { HostTensor } from '../graph/tensor.ts';
-import { isHostTensor, type PyValue, type PyWritable } from '../weights/pickle.ts';
+import { isHostTensor, pyFloat, type PyValue, type PyWritable } from '../weights/pickle.ts';
 
 export type OptimizerName = 'sgd' | 'adam' | 'adamw';
 
@@ -243,8 +243,8 @@ export class Optimizer {
         ids.push(index++);
       }
       paramGroups.push(this.config.optimizer === 'sgd'
-        ? { lr: g.lr, momentum: this.config.momentum, dampening: 0, weight_decay: g.weightDecay, nesterov: this.config.nesterov, maximize: false, foreach: null, differentiable: false, fused: null, params: ids }
-        : { lr: g.lr, betas: [...ADAM_BETAS], eps: ADAM_EPS, weight_decay: g.weightDecay, amsgrad: false, maximize: false, foreach: null, capturable: false, differentiable: false, fused: null, params: ids });
+        ? { lr: pyFloat(g.lr), momentum: pyFloat(this.config.momentum), dampening: 0, weight_decay: pyFloat(g.weightDecay), nesterov: this.config.nesterov, maximize: false, foreach: null, differentiable: false, fused: null, params: ids }
+        : { lr: pyFloat(g.lr), betas: pyFloat([...ADAM_BETAS]), eps: pyFloat(ADAM_EPS), weight_decay: pyFloat(g.weightDecay), amsgrad: false, maximize: false, foreach: null, capturable: false, differentiable: false, fused: null, params: ids });
     }
     return { state, param_groups: paramGroups };
   }

@@ -28,7 +28,7 @@ import { resolveWeights } from '../weights/hub.ts';
 import { makeRunDir, ResultsCsv, writeJson, writeYaml, type CsvValue } from './artifacts.ts';
 import { BEST_METRIC_KEY, NO_BEST, readTrainingCheckpoint, saveTrainingCheckpoint, type BestState, type ResumeState } from './checkpoint.ts';
 import { probeAutoBatch, type AutoBatchResult } from './autobatch.ts';
-import { accumulateSteps, resolveTrainConfig, type TrainConfig } from './config.ts';
+import { accumulateSteps, isFloatField, resolveTrainConfig, type TrainConfig } from './config.ts';
 import { ModelEMA } from './ema.ts';
 import { Optimizer } from './optimizer.ts';
 import { EpochProgress } from './progress.ts';
@@ -336,7 +336,7 @@ export class Trainer {
     }
     if (cfg.freeze) this.warn('freeze is not implemented in this package; every layer is trained.');
     if (cfg.save_plots) this.warn('save_plots: plots are not produced by this package; the final-epoch validation still runs.');
-    await writeYaml(join(this.saveDir, 'train_config.yaml'), { ...cfg });
+    await writeYaml(join(this.saveDir, 'train_config.yaml'), { ...cfg }, isFloatField);
 
     if (cfg.profile) {
       let warmup = cfg.profile_warmup;

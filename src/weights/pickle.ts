@@ -470,8 +470,21 @@ export function unpickle(bytes: Uint8Array, options: UnpickleOptions = {}): PyVa
 // ---------------------------------------------------------------------------------------------
 // Writer
 
-/** What the writer accepts: PyValue plus plain JS objects (written as str-keyed dicts). */
-export type PyWritable = PyValue | undefined | { [key: string]: PyWritable } | PyWritable[];
+/**
+ * A number the writer must emit as a Python float even when it is whole (JS numbers do not say:
+ * `0` would become the int 0 where the original writes `0.0`).
+ */
+export class PyFloat {
+  constructor(readonly value: number) {}
+}
+
+/** A number, or each number of a list, as Python float(s). */
+export function pyFloat(v: number | number[]): PyFloat | PyFloat[] {
+  return Array.isArray(v) ? v.map((x) => new PyFloat(x)) : new PyFloat(v);
+}
+
+/** What the writer accepts: PyValue plus plain JS objects (written as str-keyed dicts) and PyFloat. */
+export type PyWritable = PyValue | PyFloat | undefined | { [key: string]: PyWritable } | PyWritable[];
 
 export interface StorageRef {
   key: string;
@@ -607,6 +620,7 @@ export function dumpsTorchPickle(obj: PyWritable, storageFor: (t: HostTensor) =>
     if (typeof v === 'number') { if (Number.isSafeInteger(v)) int(v); else float(v); return; }
     if (typeof v === 'string') { str(v); return; }
     if (typeof v !== 'object') throw new TypeError(`cannot pickle a ${typeof v}`);
+    if (v instanceof PyFloat) { float(v.value); return; }
     if (v instanceof TorchDtype) { global('torch', v.name); return; }
     if (isHostTensor(v)) { tensor(v); return; }
     if (active.has(v)) throw new TypeError('cannot pickle a cyclic structure');
