@@ -230,7 +230,7 @@ export class LibreYOLOModel {
    * Loss components and the gradient of every parameter (by state_dict key) for one batch in train
    * mode, without changing the weights: `images` `[B,3,H,W]` (RGB 0..1, letterboxed), `targets`
    * `[B,M,5]` rows `[cls, x1, y1, x2, y2]` normalised to 0..1 (all-zero or class -1 rows are padding).
-   * `{ precision: 'float64' }` evaluates the same graph in exact float64 arithmetic (slow; debugging).
+   * `{ precision: 'float64' }` evaluates the same graph in exact float64 arithmetic on a worker thread (slow; debugging).
    */
   async lossAndGradients(images: PlainTensor, targets: PlainTensor, options: CheckOptions = {}): Promise<LossAndGradients> {
     this.ensureOpen();

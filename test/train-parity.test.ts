@@ -39,6 +39,8 @@ describe('training step parity with the original', () => {
   let net: Yolo9Network;
   let ours: LossAndGradients;
   let exact: LossAndGradients;
+  /** Event-loop timer ticks seen while the float64 evaluation ran. */
+  let ticks = 0;
   const scalar = (k: string): number => (ref.get(k)!.data as Float32Array)[0]!;
   const globalL2 = (r: LossAndGradients): number => Math.sqrt(Object.values(r.gradients).reduce((s, g) => s + g.data.reduce((a, v) => a + v * v, 0), 0));
 
@@ -49,7 +51,9 @@ describe('training step parity with the original', () => {
     ref = readSafetensors(new Uint8Array(readFileSync(fixture('yolo9t_ref_train.safetensors'))), 'train fixture').tensors;
     net = yolo9Family.create({ size: 't', stateDict: (await loadCheckpointFile(fixture('yolo9t_ref.pt'))).stateDict }) as Yolo9Network;
     ours = await lossAndGradients(net, parseDevice('cpu'), images(), targets());
+    const timer = setInterval(() => ticks++, 50);
     exact = await lossAndGradients(net, parseDevice('cpu'), images(), targets(), { precision: 'float64' });
+    clearInterval(timer);
   });
   after(async () => {
     await releaseCheckSessions(net);
@@ -119,6 +123,10 @@ describe('training step parity with the original', () => {
       const want = fresh.get(key)!;
       assert.deepEqual(Array.from(p.value.data.slice(0, 8) as ArrayLike<number>), Array.from(want.data.slice(0, 8) as ArrayLike<number>), key);
     }
+  });
+
+  it('runs the float64 evaluation off the event loop (a worker thread)', () => {
+    assert.ok(ticks >= 20, `only ${ticks} 50 ms timer ticks during a ~20 s evaluation`);
   });
 
   it('rejects an unknown precision', async () => {

@@ -15,8 +15,9 @@
  */
 
 import { availableParallelism } from 'node:os';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import { LibreYOLOError, type ErrorCode } from '../errors.ts';
+import { spawnSiblingWorker } from '../util/worker.ts';
 import type { TrainBatch } from '../train/types.ts';
 import { loadImageFile } from './image.ts';
 import { letterboxGeometry, letterboxInto } from './letterbox.ts';
@@ -181,14 +182,6 @@ export type WorkerReply =
   | { id: number; ok: false; code: string | null; message: string };
 export type { WorkerRequest };
 
-function spawnWorker(): Worker {
-  if (!import.meta.url.endsWith('.ts')) return new Worker(new URL('./loader-worker.js', import.meta.url));
-  // Node 20 does not apply tsx's loader to a worker's .ts entry point, so register it in the worker.
-  const entry = new URL('./loader-worker.ts', import.meta.url).href;
-  const tsx = import.meta.resolve('tsx/esm/api');
-  return new Worker(`import(${JSON.stringify(tsx)}).then((m) => { m.register(); return import(${JSON.stringify(entry)}); })`, { eval: true });
-}
-
 interface PoolWorker {
   worker: Worker;
   busy: number;
@@ -202,7 +195,7 @@ class WorkerPool {
 
   constructor(count: number, ctx: SampleContext) {
     for (let i = 0; i < count; i++) {
-      const worker = spawnWorker();
+      const worker = spawnSiblingWorker(import.meta.url, 'loader-worker');
       const pw: PoolWorker = { worker, busy: 0 };
       worker.unref();
       worker.on('message', (msg: WorkerReply) => this.onReply(msg));

@@ -3,21 +3,13 @@
  * The worker is referenced only while requests are in flight, so an idle model never keeps the
  * process alive, and its sessions die with the process at exit.
  */
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import type { HostTensor, TypedData } from '../graph/tensor.ts';
 import type { Request, Response, SessionConfig, SessionInfo, WireTensor } from './protocol.ts';
+import { spawnSiblingWorker } from '../util/worker.ts';
 
 type Pending = { resolve: (r: Response & { ok: true }) => void; reject: (e: Error) => void };
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
-
-/** The compiled worker, or (running from sources under tsx) a bootstrap that registers tsx first. */
-function spawnWorker(): Worker {
-  if (!import.meta.url.endsWith('.ts')) return new Worker(new URL('./session-worker.js', import.meta.url));
-  // Node 20 does not apply tsx's loader to a worker's .ts entry point, so register it in the worker.
-  const entry = new URL('./session-worker.ts', import.meta.url).href;
-  const tsx = import.meta.resolve('tsx/esm/api');
-  return new Worker(`import(${JSON.stringify(tsx)}).then((m) => { m.register(); return import(${JSON.stringify(entry)}); })`, { eval: true });
-}
 
 export class WorkerHost {
   private readonly worker: Worker;
@@ -26,7 +18,7 @@ export class WorkerHost {
   private dead: Error | null = null;
 
   constructor() {
-    this.worker = spawnWorker();
+    this.worker = spawnSiblingWorker(import.meta.url, 'session-worker');
     this.worker.unref();
     this.worker.on('message', (res: Response) => {
       const p = this.pending.get(res.id);

@@ -4,12 +4,12 @@
  * cached per (device, input shape) on the network.
  *
  * `precision: 'float64'` evaluates the same training graph with the float64 reference interpreter
- * instead of ONNX Runtime: exact arithmetic to ~1e-12, on the host CPU whatever the device, and slow
- * (about 20 s for yolo9t at batch 2, 320x320, blocking the calling thread). It separates a real
- * difference from float32 rounding noise.
+ * instead of ONNX Runtime: exact arithmetic to ~1e-12, on a worker thread of the host CPU whatever
+ * the device, and slow (about 20 s for yolo9t at batch 2, 320x320). It separates a real difference
+ * from float32 rounding noise.
  */
 import { LibreYOLOError } from '../errors.ts';
-import { interpret } from '../graph/interpret/interpreter.ts';
+import { interpretInWorker } from '../graph/interpret/remote.ts';
 import type { Yolo9Network } from '../models/yolo9/network.ts';
 import type { Device } from '../runtime/device.ts';
 import { buildTrainGraph, parameterFeeds, type TrainGraph } from './graph.ts';
@@ -89,7 +89,7 @@ async function exactStep(network: Yolo9Network, [b, h, w]: [number, number, numb
     graph.catch(() => cache.delete(key));
   }
   const tg = await graph;
-  const out = interpret(tg.graph, {
+  const out = await interpretInWorker(tg.graph, {
     ...parameterFeeds(network, [...tg.parameters, ...tg.buffers]),
     images: { dtype: 'float32', dims: images.dims, data: images.data },
     targets: { dtype: 'float32', dims: targets.dims, data: targets.data },
