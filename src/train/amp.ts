@@ -11,7 +11,7 @@ import { convertPrecision, type PrecisionSummary } from '../graph/passes/precisi
 
 /** Nodes that keep float32: the loss and its gradient, and BatchNorm (statistics and their gradient). */
 function keepsFloat32(node: Node): boolean {
-  return /^\/(backward\/)?loss\//.test(node.name) || node.name.includes('BatchNormTrain') || node.name.includes('/bn/');
+  return /^\/(backward\/)?loss\//.test(node.name) || node.name.includes('/bn/');
 }
 
 /** Rewrites a lowered training graph to compute the network in float16 (inputs and outputs stay float32). */

@@ -299,7 +299,7 @@ export class Trainer {
       this.autoBatch = auto;
       this.log(auto.message);
     }
-    if (cfg.amp && this.device.kind === 'cpu') this.log('amp=True is ignored on CPU: training runs in float32.');
+    if (cfg.amp && !this.ampActive(cfg)) this.log('amp=True is ignored on CPU: training runs in float32.');
     else if (cfg.amp) this.log(`amp=True: mixed precision on ${this.device.id} (float16 network and gradients, float32 loss and BatchNorm, dynamic loss scaling).`);
 
     this.accumulate = accumulateSteps(cfg);

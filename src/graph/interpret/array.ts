@@ -3,14 +3,14 @@
  * reference interpreter's kernels share. Integers and booleans are held as float64 too: the graphs
  * this interprets only index with values far below 2^53.
  */
+import { numel } from '../tensor.ts';
+
 export interface F64 {
   dims: number[];
   data: Float64Array;
 }
 
-export const size = (dims: readonly number[]): number => dims.reduce((a, b) => a * b, 1);
-
-export const array = (dims: number[], data?: Float64Array): F64 => ({ dims, data: data ?? new Float64Array(size(dims)) });
+export const array = (dims: number[], data?: Float64Array): F64 => ({ dims, data: data ?? new Float64Array(numel(dims)) });
 
 export function stridesOf(dims: readonly number[]): number[] {
   const s = new Array<number>(dims.length);
@@ -46,13 +46,13 @@ export function broadcastDims(shapes: number[][]): number[] {
 
 /** For every output element of shape `out`, the flat index into a tensor of shape `dims` broadcast to it. */
 export function broadcastIndex(dims: readonly number[], out: readonly number[]): Int32Array {
-  const n = size(out);
+  const n = numel(out);
   const idx = new Int32Array(n);
-  if (size(dims) === n) {
+  if (numel(dims) === n) {
     for (let k = 0; k < n; k++) idx[k] = k;
     return idx;
   }
-  if (size(dims) === 1) return idx;
+  if (numel(dims) === 1) return idx;
   const src = stridesOf(dims);
   const step = new Array<number>(out.length).fill(0);
   for (let k = 0; k < dims.length; k++) step[out.length - dims.length + k] = dims[k] === 1 ? 0 : src[k]!;
@@ -62,7 +62,7 @@ export function broadcastIndex(dims: readonly number[], out: readonly number[]):
 /** Row-major walk over `dims`: the flat offset sum(pos[a] * step[a]) of every position. */
 export function stridedOffsets(dims: readonly number[], step: readonly number[]): Int32Array {
   const rank = dims.length;
-  const idx = new Int32Array(size(dims));
+  const idx = new Int32Array(numel(dims));
   const pos = new Array<number>(rank).fill(0);
   let flat = 0;
   for (let k = 0; k < idx.length; k++) {
@@ -105,14 +105,14 @@ export function mapN(inputs: F64[], f: (...v: number[]) => number): F64 {
 }
 
 /**
- * Walks `dims` as (outer, axis, inner) around one axis: calls `f(base, stride)` once per line along
- * that axis, where element j of the line is at `base + j * stride`.
+ * Walks `dims` as (outer, axis, inner) around one axis: calls `f` once per line along that axis,
+ * where element j of the line is at `base + j * stride`, and (o, i) are its outer and inner indices.
  */
-export function forEachLine(dims: readonly number[], axis: number, f: (base: number, stride: number, length: number) => void): void {
-  const inner = size(dims.slice(axis + 1));
+export function forEachLine(dims: readonly number[], axis: number, f: (base: number, stride: number, length: number, o: number, i: number) => void): void {
+  const inner = numel(dims.slice(axis + 1));
   const len = dims[axis]!;
-  const outer = size(dims.slice(0, axis));
-  for (let o = 0; o < outer; o++) for (let i = 0; i < inner; i++) f(o * len * inner + i, inner, len);
+  const outer = numel(dims.slice(0, axis));
+  for (let o = 0; o < outer; o++) for (let i = 0; i < inner; i++) f(o * len * inner + i, inner, len, o, i);
 }
 
 /** ONNX Transpose: output axis k is input axis perm[k]. */

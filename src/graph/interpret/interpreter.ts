@@ -10,8 +10,8 @@ import type { F64 } from './array.ts';
 import { KERNELS } from './kernels.ts';
 
 export function toF64(t: HostTensor): F64 {
-  const data = t.data instanceof BigInt64Array ? Float64Array.from(t.data, Number) : Float64Array.from(t.data as ArrayLike<number>);
   if (t.dtype === 'float16' || t.dtype === 'bfloat16') throw new Error('the float64 interpreter takes float32/float64/integer tensors');
+  const data = t.data instanceof BigInt64Array ? Float64Array.from(t.data, Number) : Float64Array.from(t.data as ArrayLike<number>);
   return { dims: [...t.dims], data };
 }
 

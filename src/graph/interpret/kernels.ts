@@ -4,9 +4,10 @@
  */
 import { attrFloat, attrInt, attrInts, type Node } from '../ir.ts';
 import {
-  array, broadcastDims, broadcastIndex, forEachLine, mapN, normAxis, size, stridedOffsets, stridesOf, transpose, type F64,
+  array, broadcastDims, broadcastIndex, forEachLine, mapN, normAxis, stridedOffsets, stridesOf, transpose, type F64,
 } from './array.ts';
 import { avgPool2d, conv2d, convTranspose2d, maxPool2d, type Conv2dAttrs } from './conv.ts';
+import { numel } from '../tensor.ts';
 
 export type Kernel = (inputs: Array<F64 | undefined>, node: Node) => F64[];
 
@@ -138,8 +139,8 @@ function concat(xs: F64[], axis: number): F64 {
   const dims = [...xs[0]!.dims];
   dims[a] = xs.reduce((s, t) => s + t.dims[a]!, 0);
   const out = array(dims);
-  const outer = size(dims.slice(0, a));
-  const inner = size(dims.slice(a + 1));
+  const outer = numel(dims.slice(0, a));
+  const inner = numel(dims.slice(a + 1));
   let offset = 0;
   for (const t of xs) {
     const chunk = t.dims[a]! * inner;
@@ -151,8 +152,8 @@ function concat(xs: F64[], axis: number): F64 {
 
 function split(x: F64, axis: number, parts: number[]): F64[] {
   const a = normAxis(axis, x.dims.length);
-  const inner = size(x.dims.slice(a + 1));
-  const outer = size(x.dims.slice(0, a));
+  const inner = numel(x.dims.slice(a + 1));
+  const outer = numel(x.dims.slice(0, a));
   let offset = 0;
   return parts.map((p) => {
     const dims = [...x.dims];
@@ -171,7 +172,7 @@ function reshape(x: F64, shape: number[], allowZero: boolean): F64 {
   const dims = shape.map((d, k) => (d === 0 && !allowZero ? x.dims[k]! : d));
   const known = dims.filter((d) => d !== -1).reduce((p, d) => p * d, 1);
   const out = dims.map((d) => (d === -1 ? x.data.length / known : d));
-  if (size(out) !== x.data.length) throw new RangeError(`Reshape: [${x.dims.join(',')}] cannot become [${shape.join(',')}]`);
+  if (numel(out) !== x.data.length) throw new RangeError(`Reshape: [${x.dims.join(',')}] cannot become [${shape.join(',')}]`);
   return { dims: out, data: x.data };
 }
 
@@ -223,12 +224,12 @@ function topK(x: F64, k: number, axis: number, largest: boolean): [F64, F64] {
   dims[a] = k;
   const values = array(dims);
   const indices = array(dims);
-  const inner = size(x.dims.slice(a + 1));
-  forEachLine(x.dims, a, (base, stride, len) => {
+  const inner = numel(x.dims.slice(a + 1));
+  forEachLine(x.dims, a, (base, stride, len, o, i) => {
     const order = Array.from({ length: len }, (_, j) => j);
     const v = (j: number): number => x.data[base + j * stride]!;
     order.sort((p, q) => (largest ? v(q) - v(p) : v(p) - v(q)) || p - q);
-    const outBase = Math.floor(base / (len * inner)) * k * inner + (base % inner);
+    const outBase = o * k * inner + i;
     for (let j = 0; j < k; j++) {
       values.data[outBase + j * inner] = v(order[j]!);
       indices.data[outBase + j * inner] = order[j]!;
@@ -242,11 +243,11 @@ function argMax(x: F64, axis: number, keepdims: boolean): F64 {
   const dims = [...x.dims];
   dims[a] = 1;
   const out = array(dims);
-  const inner = size(x.dims.slice(a + 1));
-  forEachLine(x.dims, a, (base, stride, len) => {
+  const inner = numel(x.dims.slice(a + 1));
+  forEachLine(x.dims, a, (base, stride, len, o, i) => {
     let best = 0;
     for (let j = 1; j < len; j++) if (x.data[base + j * stride]! > x.data[base + best * stride]!) best = j;
-    out.data[Math.floor(base / (len * inner)) * inner + (base % inner)] = best;
+    out.data[o * inner + i] = best;
   });
   return keepdims ? out : { dims: x.dims.filter((_, k) => k !== a), data: out.data };
 }
@@ -340,7 +341,7 @@ export const KERNELS: Record<string, Kernel> = {
     const x = need(inputs, 0, node);
     const axis = attrInt(node, 'axis', 1);
     const a = axis < 0 ? axis + x.dims.length : axis;
-    return [{ dims: [size(x.dims.slice(0, a)), size(x.dims.slice(a))], data: x.data }];
+    return [{ dims: [numel(x.dims.slice(0, a)), numel(x.dims.slice(a))], data: x.data }];
   },
   Squeeze: (inputs, node) => {
     const x = need(inputs, 0, node);
@@ -399,7 +400,7 @@ export const KERNELS: Record<string, Kernel> = {
     const eps = attrFloat(node, 'epsilon', 1e-5);
     const out = array([...x.dims]);
     const c = x.dims[1]!;
-    const inner = size(x.dims.slice(2));
+    const inner = numel(x.dims.slice(2));
     for (let k = 0; k < x.data.length; k++) {
       const ch = Math.floor(k / inner) % c;
       out.data[k] = ((x.data[k]! - mean[ch]!) / Math.sqrt(variance[ch]! + eps)) * scale[ch]! + bias[ch]!;
