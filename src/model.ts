@@ -6,6 +6,7 @@ import { LibreYOLOError } from './errors.ts';
 import type { HostTensor } from './graph/tensor.ts';
 import type { DetectionNetwork, ModelFamily } from './models/registry.ts';
 import { resolveSources, type ImageSource } from './data/sources.ts';
+import type { RawPixels } from './data/image.ts';
 import { defaultWarn, normalizeImgsz, resolvePredictOptions, type PredictOptions, type ResolvedPredictOptions, type Warn } from './predict/options.ts';
 import { runPredict, type PredictContext } from './predict/predictor.ts';
 import type { Results } from './predict/results.ts';
@@ -24,6 +25,9 @@ import { loadYolo9StateDict } from './models/yolo9/family.ts';
 import { loadCheckpointFile } from './weights/checkpoint.ts';
 import { trainModel, type TrainOptions, type TrainResults } from './train/trainer.ts';
 import { lossAndGradients, releaseCheckSessions, type CheckOptions, type LossAndGradients, type PlainTensor } from './train/check.ts';
+
+/** Called once the source is resolved, before any image loads: a throw here refuses the call. */
+type SourceKindCheck = (isBatch: boolean, count: number, label: string) => void;
 
 export type ModelFormat = 'pt' | 'safetensors' | 'onnx' | 'fresh';
 
@@ -149,22 +153,53 @@ export class LibreYOLOModel {
   /**
    * Detects objects. A single image gives one `Results`; a list or folder gives `Results[]`.
    * Sources: file path, folder, http(s) URL, Buffer, raw pixels `{data, width, height}`, or a list.
+   * A string may name a file or a folder, so its type is `Results | Results[]`; `predictOne()` and
+   * `predictAll()` give one fixed type for strict TypeScript.
    */
   predict(source: ImageSource | ImageSource[], options: PredictOptions & { stream: true }): AsyncIterable<Results>;
   predict(source: ImageSource[], options?: PredictOptions): Promise<Results[]>;
+  predict(source: Uint8Array | RawPixels, options?: PredictOptions): Promise<Results>;
   predict(source: ImageSource, options?: PredictOptions): Promise<Results | Results[]>;
   predict(source: ImageSource | ImageSource[], options: PredictOptions = {}): Promise<Results | Results[]> | AsyncIterable<Results> {
     if (options.stream) return this.streamResults(source, options);
     return (async () => {
-      const out: Results[] = [];
       let isBatch = false;
-      for await (const r of this.streamResults(source, options, (b) => (isBatch = b))) out.push(r);
+      const out = await this.collect(source, options, (b) => (isBatch = b));
       return isBatch ? out : out[0]!;
     })();
   }
 
+  /** One image, one `Results`: a folder or list source is refused before anything runs. */
+  async predictOne(source: ImageSource, options: PredictOptions & { stream?: false } = {}): Promise<Results> {
+    this.refuseStream('predictOne', options);
+    const [result] = await this.collect(source, options, (isBatch, count, label) => {
+      if (isBatch) {
+        throw new LibreYOLOError('config_type_error', `predictOne() takes one image, but ${label} holds ${count} image${count === 1 ? '' : 's'}; use predictAll() for a folder or a list`);
+      }
+    });
+    return result!;
+  }
+
+  /** Always an array: one `Results` per image, in order (a single image gives a one-element array). */
+  predictAll(source: ImageSource | ImageSource[], options: PredictOptions & { stream?: false } = {}): Promise<Results[]> {
+    this.refuseStream('predictAll', options);
+    return this.collect(source, options);
+  }
+
+  private refuseStream(method: string, options: PredictOptions): void {
+    if (options.stream) {
+      throw new LibreYOLOError('config_conflict', `${method}() returns its results together; for an async iterator call predict(source, { stream: true })`);
+    }
+  }
+
+  private async collect(source: ImageSource | ImageSource[], options: PredictOptions, onKind?: SourceKindCheck): Promise<Results[]> {
+    const out: Results[] = [];
+    for await (const r of this.streamResults(source, options, onKind)) out.push(r);
+    return out;
+  }
+
   /** Validates everything before loading any image, then yields results as they complete. */
-  private async *streamResults(source: ImageSource | ImageSource[], options: PredictOptions, onKind?: (isBatch: boolean) => void): AsyncGenerator<Results> {
+  private async *streamResults(source: ImageSource | ImageSource[], options: PredictOptions, onKind?: SourceKindCheck): AsyncGenerator<Results> {
     this.ensureOpen();
     const opts = resolvePredictOptions(options as Record<string, unknown>, { names: this.names, imgszStride: this.family.imgszStride }, this.warn);
     if (opts.cudaGraph !== 'off') this.requireGraphSupport();
@@ -175,7 +210,7 @@ export class LibreYOLOModel {
       if (reason !== null) throw unavailableError(this.device, reason);
     }
     const { items, isBatch } = await resolveSources(source);
-    onKind?.(isBatch);
+    onKind?.(isBatch, items.length, typeof source === 'string' ? source : source instanceof URL ? source.href : 'the list');
     yield* runPredict(this.context(opts.cudaGraph), items, opts, isBatch);
   }
 

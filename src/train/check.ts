@@ -45,12 +45,40 @@ function checkTensor(name: string, t: PlainTensor | undefined, rank: number, las
   if (t.data.length !== t.dims.reduce((a, b) => a * b, 1)) throw new LibreYOLOError('config_type_error', `${name}.data has ${t.data.length} values but dims [${t.dims.join(', ')}] need ${t.dims.reduce((a, b) => a * b, 1)}`);
 }
 
+/**
+ * Targets are `[B, M, 5]` rows `[cls, x1, y1, x2, y2]` with corners normalised to 0..1; rows of class -1
+ * or all zeros are padding. Pixel coordinates would pass the graph unnoticed and give a zero box loss
+ * (no anchor centre falls inside a box that big in normalised space), so they are refused here.
+ */
+function checkTargets(targets: PlainTensor, nc: number): void {
+  const [b, m] = targets.dims as [number, number];
+  const d = targets.data;
+  for (let i = 0; i < b; i++) {
+    for (let j = 0; j < m; j++) {
+      const o = (i * m + j) * 5;
+      const [cls, x1, y1, x2, y2] = [d[o]!, d[o + 1]!, d[o + 2]!, d[o + 3]!, d[o + 4]!];
+      if (cls === -1 || (cls === 0 && x1 === 0 && y1 === 0 && x2 === 0 && y2 === 0)) continue;
+      const where = `targets row [${i}, ${j}] = [${[cls, x1, y1, x2, y2].map((v) => +v.toPrecision(6)).join(', ')}]`;
+      if (!Number.isInteger(cls) || cls < 0 || cls >= nc) {
+        throw new LibreYOLOError('config_range_error', `${where}: class ${cls} is not an integer in 0..${nc - 1} (or -1 for a padding row)`);
+      }
+      if (![x1, y1, x2, y2].every((v) => v >= 0 && v <= 1)) {
+        throw new LibreYOLOError('config_range_error', `${where}: box corners must be normalised to [0, 1] (x / image width, y / image height), not pixels`);
+      }
+      if (x2 < x1 || y2 < y1) {
+        throw new LibreYOLOError('config_range_error', `${where}: the box must be [x1, y1, x2, y2] with x1 <= x2 and y1 <= y2`);
+      }
+    }
+  }
+}
+
 export async function lossAndGradients(network: Yolo9Network, device: Device, images: PlainTensor, targets: PlainTensor, options: CheckOptions = {}): Promise<LossAndGradients> {
   checkTensor('images', images, 4);
   checkTensor('targets', targets, 3, 5);
   const [b, c, h, w] = images.dims as [number, number, number, number];
   if (c !== 3 || h % 32 || w % 32) throw new LibreYOLOError('invalid_imgsz', `images must be [B, 3, H, W] with H and W multiples of 32, got [${images.dims.join(', ')}]`);
   if (targets.dims[0] !== b) throw new LibreYOLOError('config_type_error', `targets batch ${targets.dims[0]} does not match images batch ${b}`);
+  checkTargets(targets, network.nc);
   const precision = options.precision ?? 'float32';
   if (precision !== 'float32' && precision !== 'float64') throw new LibreYOLOError('config_type_error', `precision must be 'float32' or 'float64', got ${JSON.stringify(precision)}`);
   const dimsOf = new Map([...network.namedTensors()].map(([k, p]) => [k, p.dims]));
