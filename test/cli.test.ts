@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import type { Command } from 'commander';
-import { SAMPLE_IMAGE } from '../src/assets.ts';
+import { SAMPLE_IMAGE, SAMPLE_LARGE_IMAGE } from '../src/assets.ts';
 import { loadImageFile } from '../src/data/image.ts';
 import { predictCommand } from '../src/cli/commands/predict.ts';
 import { rewriteKeyValueArgs } from '../src/cli/keyvalue.ts';
@@ -92,6 +92,22 @@ describe('libreyolo predict (real process)', { concurrency: 2 }, () => {
       for (const v of d.bbox_xyxy) assert.equal(v, Math.round(v * 10) / 10, '1 decimal');
     }
     assert.equal(existsSync(join(cwd, 'runs')), false, 'nothing saved without save=true');
+  });
+
+  test('tile merge keys reach predict: GREEDYNMM + IOS + class_agnostic gives 48 boxes on the 48-shape sample, the default more', async () => {
+    const cwd = fresh('merge');
+    const base = ['predict', SAMPLE_LARGE_IMAGE, '--json', 'tiling=true'];
+    const [plain, merged] = await Promise.all([
+      runCli(base, cwd), runCli([...base, 'postprocess_type=greedynmm', 'match_metric=IOS', 'class_agnostic=true'], cwd),
+    ]);
+    assert.equal(plain.code, 0, plain.stderr);
+    assert.equal(merged.code, 0, merged.stderr);
+    const count = (r: { stdout: string }): number => JSON.parse(r.stdout).results[0].detections.length;
+    assert.equal(count(merged), 48);
+    assert.ok(count(plain) > 48, `default merge keeps partial boxes (${count(plain)})`);
+    const refused = await runCli(['predict', SAMPLE_LARGE_IMAGE, 'match_metric=IOS'], cwd);
+    assert.equal(refused.code, 2);
+    assert.match(refused.stderr, /match_metric applies to tiled inference only: add tiling=true or remove it\./);
   });
 
   test('export format=onnx dynamic=true output_path=... writes a file that reloads with free batch, height and width', async () => {

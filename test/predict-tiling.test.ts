@@ -9,10 +9,13 @@ import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import sharp from 'sharp';
-import { LibreYOLO, LibreYOLOModel, SAMPLE_IMAGE, type Results } from '../src/index.ts';
+import { DEFAULT_MODEL_PATH, LibreYOLO, LibreYOLOModel, SAMPLE_IMAGE, SAMPLE_LARGE_IMAGE, type Results } from '../src/index.ts';
+import { tilingScene } from '../src/data/demo-scenes.ts';
 import { loadImageFile } from '../src/data/image.ts';
 import { unregisterFamily } from '../src/models/registry.ts';
 import { mergeDetections, truncate } from '../src/predict/merge.ts';
+import type { Detections } from '../src/predict/postprocess.ts';
+import { mergeTiles, type MergeRule } from '../src/predict/tile-merge.ts';
 import { cropImage, sliceBoxes } from '../src/predict/tiling.ts';
 import { FIXTURE_MODEL, loadAs, registerTestFamily } from './helpers/test-families.ts';
 
@@ -173,4 +176,117 @@ function modelInit(m: LibreYOLOModel): ConstructorParameters<typeof LibreYOLOMod
     family: m.family, size: m.size, task: m.task, names: m.names, imgsz: m.imgsz, weightsPath: m.weightsPath,
     format: m.format, network: m.network, engine: m.engine,
   };
+}
+
+/** Rows as [x1, y1, x2, y2, conf, cls] for hand-built merge cases. */
+function dets(rows: number[][]): Detections {
+  return { xyxy: Float32Array.from(rows.flatMap((r) => r.slice(0, 4))), conf: Float32Array.from(rows.map((r) => r[4]!)), cls: Float32Array.from(rows.map((r) => r[5]!)) };
+}
+const rowsOf = (d: Detections): number[][] => Array.from(d.conf, (c, k) => [...d.xyxy.subarray(4 * k, 4 * k + 4), Math.round(c * 100) / 100, d.cls[k]!]);
+const rule = (type: MergeRule['type'], metric: MergeRule['metric'], threshold = 0.5, classAgnostic = false): MergeRule => ({ type, metric, threshold, classAgnostic });
+
+describe('tile merge rules (SAHI postprocess_type / match_metric / class_agnostic)', () => {
+  // A full box, a partial box of it cut by a tile edge (IoU 0.4, IoS 1), of another class, and a far box.
+  const full = [0, 0, 100, 100, 0.9, 0];
+  const partial = [0, 0, 40, 100, 0.6, 4];
+  const far = [300, 300, 340, 340, 0.8, 1];
+
+  it('the default rule is the original merge (per-class NMS at iou) and leaves partial boxes of another class', () => {
+    const parts = [dets([full, far]), dets([partial])];
+    assert.deepEqual(rowsOf(mergeTiles(parts, rule('NMS', 'IOU', 0.45), 0.45)), rowsOf(mergeDetections(parts, 0.45)));
+    assert.equal(mergeTiles(parts, rule('NMS', 'IOU', 0.45), 0.45).conf.length, 3);
+  });
+
+  it('IOS matches a partial box inside a full one where IOU does not; class_agnostic lets classes match', () => {
+    const same = [dets([full]), dets([[...partial.slice(0, 5), 0]])];
+    assert.equal(mergeTiles(same, rule('NMS', 'IOU'), 0.45).conf.length, 2, 'IoU 0.4 is not above 0.5');
+    assert.deepEqual(rowsOf(mergeTiles(same, rule('NMS', 'IOS'), 0.45)), [full]);
+    const other = [dets([full, far]), dets([partial])];
+    assert.equal(mergeTiles(other, rule('NMS', 'IOS'), 0.45).conf.length, 3, 'per class: the ellipse partial stays');
+    assert.deepEqual(rowsOf(mergeTiles(other, rule('NMS', 'IOS', 0.5, true), 0.45)), [full, far]);
+  });
+
+  it('GREEDYNMM merges matches into the union box with the best score and its class', () => {
+    const parts = [dets([[10, 0, 100, 100, 0.9, 0]]), dets([[0, 0, 40, 110, 0.6, 4], far])];
+    assert.deepEqual(rowsOf(mergeTiles(parts, rule('GREEDYNMM', 'IOS', 0.5, true), 0.45)), [[0, 0, 100, 110, 0.9, 0], far]);
+  });
+
+  it('NMM lets a cluster grow through a chain of matches where GREEDYNMM stops at the first box', () => {
+    // A matches B, B matches C, A does not match C.
+    const a = [0, 0, 100, 100, 0.9, 0], b = [50, 0, 150, 100, 0.8, 0], c = [100, 0, 200, 100, 0.7, 0];
+    const parts = [dets([a, b, c])];
+    const greedy = rowsOf(mergeTiles(parts, rule('GREEDYNMM', 'IOU', 0.2), 0.45));
+    assert.deepEqual(greedy, [[0, 0, 150, 100, 0.9, 0], c]);
+    // NMM: b claims c for a's cluster; c is merged while it still matches the growing box (IoU 50/200 > 0.2).
+    assert.deepEqual(rowsOf(mergeTiles(parts, rule('NMM', 'IOU', 0.2), 0.45)), [[0, 0, 200, 100, 0.9, 0]]);
+  });
+
+  it('refuses merge options without tiling, and bad values, before reading the image', async () => {
+    const m = await LibreYOLO(DEFAULT_MODEL_PATH, { progress: false });
+    try {
+      const missing = '/nonexistent/x.jpg';
+      await assert.rejects(m.predict(missing, { postprocess_type: 'GREEDYNMM', class_agnostic: true }),
+        /^LibreYOLOError: postprocess_type, class_agnostic apply to tiled inference only: add tiling=true or remove them\.$/m);
+      await assert.rejects(m.predict(missing, { tiling: true, postprocess_type: 'LSNMS' as 'NMS' }), /postprocess_type must be one of NMS, NMM, GREEDYNMM, got "LSNMS"/);
+      await assert.rejects(m.predict(missing, { tiling: true, match_metric: 'IOA' as 'IOU' }), /match_metric must be one of IOU, IOS, got "IOA"/);
+      await assert.rejects(m.predict(missing, { tiling: true, match_threshold: 1.5 }), /match_threshold must be finite and in \[0\.0, 1\.0\], got 1\.5/);
+      await assert.rejects(m.predict(missing, { tiling: true, class_agnostic: 'yes' as unknown as boolean }), /class_agnostic must be true or false, got "yes"/);
+    } finally {
+      await m.close();
+    }
+  });
+});
+
+describe('tile merge on assets/sample-large.jpg (48 shapes, bundled model)', () => {
+  let model: LibreYOLOModel;
+  const truth = tilingScene().objects;
+  before(async () => { model = await LibreYOLO(DEFAULT_MODEL_PATH, { progress: false }); });
+  after(async () => { await model.close(); });
+
+  /** Shapes that got exactly one box, of their class, at IoU >= 0.5 (each box goes to the shape it overlaps most). */
+  function onePerShape(r: Results): number {
+    const perShape = truth.map(() => [] as number[]);
+    r.boxes.xyxy.forEach((b, k) => {
+      let best = -1, bestIou = 0;
+      truth.forEach((t, j) => { const v = boxIou(b as number[], [t.x1, t.y1, t.x2, t.y2]); if (v > bestIou) { bestIou = v; best = j; } });
+      if (best >= 0) perShape[best]!.push(k);
+    });
+    return perShape.filter((ks, j) => ks.length === 1 && r.boxes.clsInt(ks[0]!) === truth[j]!.cls &&
+      boxIou(r.boxes.xyxy[ks[0]!] as number[], [truth[j]!.x1, truth[j]!.y1, truth[j]!.x2, truth[j]!.y2]) >= 0.5).length;
+  }
+
+  it('GREEDYNMM with IOS (class-agnostic) gives one right box per shape; the per-class NMS default keeps partial boxes', async () => {
+    assert.equal(truth.length, 48);
+    const nms = await model.predict(SAMPLE_LARGE_IMAGE, { tiling: true }) as Results;
+    const greedy = await model.predict(SAMPLE_LARGE_IMAGE, { tiling: true, postprocess_type: 'GREEDYNMM', match_metric: 'IOS', class_agnostic: true }) as Results;
+    const nmsGood = onePerShape(nms), greedyGood = onePerShape(greedy);
+    assert.ok(nms.length > 48 && nmsGood < 46, `NMS default: ${nms.length} boxes, ${nmsGood}/48 shapes with exactly one right box`);
+    assert.ok(greedyGood >= 46, `GREEDYNMM+IOS: ${greedyGood}/48 shapes with exactly one right box (${greedy.length} boxes)`);
+    assert.ok(greedy.length <= 50, `GREEDYNMM+IOS: ${greedy.length} boxes for 48 shapes`);
+  });
+
+  it('perform_standard_pred adds the whole-image pass to the tiles before the merge', async () => {
+    // At 160 px the whole 1600x1200 image finds nothing (shapes shrink to ~3 px), so take a scene the
+    // full pass can see: the 640x360 sample, tiled at 160 px, where tiles cut the big shapes apart.
+    const image = await loadImageFile(SAMPLE_IMAGE);
+    const opts = { tiling: true, postprocess_type: 'NMS', match_metric: 'IOS', class_agnostic: true } as const;
+    const full = await model.predict({ ...image }, { imgsz: 160 }) as Results;
+    assert.ok(full.length >= 6, `the whole-image pass finds the big shapes (${full.length})`);
+    const parts: Detections[] = [{ xyxy: full.boxes.xyxyData, conf: full.boxes.confData, cls: full.boxes.clsData }];
+    for (const [x1, y1, x2, y2] of sliceBoxes(image.width, image.height, 160, 0.2)) {
+      const r = await model.predict({ ...cropImage(image, [x1, y1, x2, y2]) }, { imgsz: 160 }) as Results;
+      parts.push({ xyxy: Float32Array.from(r.boxes.xyxyData, (v, k) => v + (k % 2 === 0 ? x1 : y1)), conf: r.boxes.confData, cls: r.boxes.clsData });
+    }
+    const expected = mergeTiles(parts, rule('NMS', 'IOS', 0.45, true), 0.45);
+    const withFull = await model.predict({ ...image }, { ...opts, perform_standard_pred: true }) as Results;
+    const tilesOnly = await model.predict({ ...image }, opts) as Results;
+    assert.deepEqual(Array.from(withFull.boxes.xyxyData), Array.from(expected.xyxy));
+    assert.notDeepEqual(Array.from(withFull.boxes.xyxyData), Array.from(tilesOnly.boxes.xyxyData));
+  });
+});
+
+function boxIou(a: number[], b: number[]): number {
+  const w = Math.max(0, Math.min(a[2]!, b[2]!) - Math.max(a[0]!, b[0]!)), h = Math.max(0, Math.min(a[3]!, b[3]!) - Math.max(a[1]!, b[1]!));
+  const i = w * h;
+  return i / ((a[2]! - a[0]!) * (a[3]! - a[1]!) + (b[2]! - b[0]!) * (b[3]! - b[1]!) - i);
 }

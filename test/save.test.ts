@@ -77,6 +77,21 @@ describe('drawing', () => {
     assert.match(svg, /a&#60;b&#38;c 0\.87/);
     assert.match(svg, /font-family="DejaVu Sans, sans-serif"/);
   });
+
+  it('sizes labels to the box, so small objects in a large image keep readable labels that do not bury them', () => {
+    // 1600x1200, one 30 px shape and one 400 px shape: the image alone would ask for a 22 px font.
+    const r = new Results({
+      boxes: new Boxes(new Float32Array([100, 100, 130, 130, 600, 300, 1000, 700]), new Float32Array([0.9, 0.8]), new Float32Array([0, 1])),
+      names: { 0: 'circle', 1: 'square' }, orig_shape: [1200, 1600],
+    });
+    const svg = detectionsSvg(1600, 1200, r);
+    const fonts = [...svg.matchAll(/<text [^>]*font-size="(\d+)"/g)].map((m) => Number(m[1]));
+    const strokes = [...svg.matchAll(/stroke-width="(\d+)"/g)].map((m) => Number(m[1]));
+    assert.deepEqual(fonts, [12, 22], 'the small box gets 0.4 of its side, the large one the image-scaled size');
+    assert.deepEqual(strokes, [2, 4]);
+    const labelHeights = [...svg.matchAll(/<rect [^>]*height="(\d+)" fill="#/g)].map((m) => Number(m[1]));
+    assert.ok(labelHeights[0]! <= 30 * 0.6, `label ${labelHeights[0]} px tall on a 30 px box`);
+  });
 });
 
 describe('save locations', () => {

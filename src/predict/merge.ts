@@ -34,8 +34,8 @@ export function batchedNms(xyxy: Float32Array, conf: Float32Array, cls: Float32A
   return keep;
 }
 
-/** Concatenates detection sets, drops non-finite rows, runs per-class NMS; rows come out by score. */
-export function mergeDetections(parts: readonly Detections[], iou: number): Detections {
+/** Concatenates detection sets, dropping rows with a non-finite box or score. */
+export function concatDetections(parts: readonly Detections[]): Detections {
   let n = 0;
   for (const p of parts) n += p.conf.length;
   const xyxy = new Float32Array(n * 4), conf = new Float32Array(n), cls = new Float32Array(n);
@@ -50,8 +50,13 @@ export function mergeDetections(parts: readonly Detections[], iou: number): Dete
       m++;
     }
   }
-  const keep = batchedNms(xyxy.subarray(0, 4 * m), conf.subarray(0, m), cls.subarray(0, m), iou);
-  return select({ xyxy, conf, cls }, keep);
+  return { xyxy: xyxy.subarray(0, 4 * m), conf: conf.subarray(0, m), cls: cls.subarray(0, m) };
+}
+
+/** Concatenates detection sets, drops non-finite rows, runs per-class NMS; rows come out by score. */
+export function mergeDetections(parts: readonly Detections[], iou: number): Detections {
+  const all = concatDetections(parts);
+  return select(all, batchedNms(all.xyxy, all.conf, all.cls, iou));
 }
 
 export function select(det: Detections, rows: readonly number[]): Detections {

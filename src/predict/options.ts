@@ -4,6 +4,7 @@
  */
 import { LibreYOLOError } from '../errors.ts';
 import { normalizeGraphMode, type GraphMode } from '../runtime/graph-capture.ts';
+import { MATCH_METRICS, MERGE_TYPES, parseChoice, type MergeRule } from './tile-merge.ts';
 import { checkOverlapRatio } from './tiling.ts';
 
 export interface PredictOptions {
@@ -36,6 +37,16 @@ export interface PredictOptions {
   tiling?: boolean;
   /** Tile overlap in [0, 1). Default 0.2. */
   overlap_ratio?: number;
+  /** How tile detections are combined (tiling only): 'NMS' (default, the original's), 'NMM' or 'GREEDYNMM' (SAHI's). */
+  postprocess_type?: 'NMS' | 'NMM' | 'GREEDYNMM' | Lowercase<'NMS' | 'NMM' | 'GREEDYNMM'>;
+  /** Overlap measure of the tile merge (tiling only): 'IOU' (default) or 'IOS' (intersection over the smaller box). */
+  match_metric?: 'IOU' | 'IOS' | 'iou' | 'ios';
+  /** Boxes match when the metric is strictly above this (tiling only). Default: `iou`. */
+  match_threshold?: number;
+  /** Match boxes of different classes in the tile merge (tiling only). Default false. */
+  class_agnostic?: boolean;
+  /** Also run the whole image at the input size and merge it with the tiles (tiling only). Default false. */
+  perform_standard_pred?: boolean;
   /** Test-time augmentation: add the mirrored view (times TTA_SCALES), merge by per-class NMS at `iou`. */
   augment?: boolean;
   /** Replay a captured graph: false (default), true (capture on first use of a shape) or 'auto' (once a shape repeats). */
@@ -60,14 +71,22 @@ export interface ResolvedPredictOptions {
   stream: boolean;
   tiling: boolean;
   overlapRatio: number;
+  /** How tiles are merged; the default is the original's per-class NMS at `iou`. */
+  tileMerge: MergeRule;
+  /** Add a full-image pass to the tiles (SAHI's perform_standard_pred). */
+  standardPred: boolean;
   augment: boolean;
   cudaGraph: GraphMode;
   projectDir: string;
 }
 
-const ACCEPTED = new Set([
+/** Options that only shape the tile merge: refused without `tiling`, so none is accepted and ignored. */
+const TILE_MERGE_KEYS = ['postprocess_type', 'match_metric', 'match_threshold', 'class_agnostic', 'perform_standard_pred'] as const;
+
+const ACCEPTED = new Set<string>([
   'conf', 'iou', 'imgsz', 'classes', 'max_det', 'save', 'output_path', 'output_file_format', 'device', 'batch',
   'stream', 'tiling', 'overlap_ratio', 'augment', 'project_dir', 'half', 'stream_buffer', 'vid_stride', 'cuda_graph',
+  ...TILE_MERGE_KEYS,
 ]);
 const REJECTED = new Set(['visualize', 'embed']);
 const NO_OPS = new Set(['boxes', 'dnn', 'half', 'line_width', 'retina_masks', 'show_conf', 'show_labels', 'verbose']);
@@ -116,6 +135,27 @@ export function normalizeClasses(v: unknown, names: Record<number, string>): num
   return list as number[];
 }
 
+function flag(name: string, v: unknown): boolean {
+  if (v === undefined) return false;
+  if (typeof v !== 'boolean') throw new LibreYOLOError('config_type_error', `${name} must be true or false, got ${JSON.stringify(v)}`);
+  return v;
+}
+
+/** The tile merge rule; its keys without `tiling` are refused rather than ignored. */
+function resolveTileMerge(raw: Record<string, unknown>, iou: number): MergeRule {
+  const given = TILE_MERGE_KEYS.filter((k) => raw[k] !== undefined);
+  if (given.length && !raw.tiling) {
+    throw new LibreYOLOError('config_conflict', `${given.join(', ')} ${given.length > 1 ? 'apply' : 'applies'} to tiled inference only: add tiling=true or remove ${given.length > 1 ? 'them' : 'it'}.`);
+  }
+  flag('perform_standard_pred', raw.perform_standard_pred);
+  return {
+    type: raw.postprocess_type === undefined ? 'NMS' : parseChoice('postprocess_type', raw.postprocess_type, MERGE_TYPES),
+    metric: raw.match_metric === undefined ? 'IOU' : parseChoice('match_metric', raw.match_metric, MATCH_METRICS),
+    threshold: raw.match_threshold === undefined ? iou : finiteUnit('match_threshold', raw.match_threshold),
+    classAgnostic: flag('class_agnostic', raw.class_agnostic),
+  };
+}
+
 export function resolvePredictOptions(
   raw: Record<string, unknown>,
   model: { names: Record<number, string>; imgszStride: number },
@@ -149,9 +189,12 @@ export function resolvePredictOptions(
   if (fmt === 'jpeg') fmt = 'jpg';
   if (raw.tiling && raw.augment) throw new LibreYOLOError('config_conflict', 'tiling and augment cannot be used together. Disable one of them.');
   if (raw.tiling) checkOverlapRatio(overlap);
+  const conf = finiteUnit('conf', raw.conf ?? 0.25);
+  const iou = finiteUnit('iou', raw.iou ?? 0.45);
+  const tileMerge = resolveTileMerge(raw, iou);
   return {
-    conf: finiteUnit('conf', raw.conf ?? 0.25),
-    iou: finiteUnit('iou', raw.iou ?? 0.45),
+    conf,
+    iou,
     imgsz: normalizeImgsz(raw.imgsz, model.imgszStride, warn),
     classes: normalizeClasses(raw.classes, model.names),
     maxDet,
@@ -163,6 +206,8 @@ export function resolvePredictOptions(
     stream: Boolean(raw.stream),
     tiling: Boolean(raw.tiling),
     overlapRatio: overlap as number,
+    tileMerge,
+    standardPred: raw.perform_standard_pred === true,
     augment: Boolean(raw.augment),
     cudaGraph,
     projectDir: raw.project_dir === undefined ? process.cwd() : String(raw.project_dir),

@@ -15,6 +15,7 @@ import type { Warn } from './options.ts';
 import type { ResolvedPredictOptions } from './options.ts';
 import { useStackedPath } from './batching.ts';
 import { emptyDetections, mergeDetections, truncate } from './merge.ts';
+import { mergeTiles } from './tile-merge.ts';
 import { runChunks, type ImageOutput, type Job, type PipelineContext } from './pipeline.ts';
 import { CLASS_FILTER_MIN_DET, filterClasses, postprocessDetections, type Detections } from './postprocess.ts';
 import { Boxes, Results } from './results.ts';
@@ -121,6 +122,13 @@ async function predictTiled(ctx: PredictContext, item: SourceItem, index: number
   const stack = ctx.family.capabilities.SUPPORTS_BATCHED_PREDICT && !ctx.training;
   const parts: Detections[] = [];
   let inference = 0;
+  // SAHI's perform_standard_pred: the whole image, letterboxed to one tile, merged with the tiles.
+  if (opts.standardPred) {
+    for await (const [o] of runChunks(pipelineCtx(ctx), [{ meta: null, label: `${item.label} full`, load: () => image }], 1, false, [S, S])) {
+      inference += o!.inferenceMs;
+      parts.push(detectionsOf(ctx, o!, opts));
+    }
+  }
   for await (const chunk of runChunks(pipelineCtx(ctx), jobs, opts.batch, stack, [S, S])) {
     for (const o of chunk) {
       inference += o.inferenceMs;
@@ -130,7 +138,7 @@ async function predictTiled(ctx: PredictContext, item: SourceItem, index: number
     }
   }
   const t1 = performance.now();
-  let det = span('nms', 'postprocess', () => truncate(mergeDetections(parts, opts.iou), opts.maxDet));
+  let det = span('nms', 'postprocess', () => truncate(mergeTiles(parts, opts.tileMerge, opts.iou), opts.maxDet));
   if (opts.classes) det = filterClasses(det, opts.classes, -1);
   const result = makeResults(ctx, det, image, item, { preprocess: t1 - t0 - inference, inference, postprocess: performance.now() - t1 });
   result.tiled = true;

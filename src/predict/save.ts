@@ -37,12 +37,17 @@ function xmlEscape(s: string): string {
 
 const fmt = (v: number): string => (Math.round(v * 10) / 10).toString();
 
-/** SVG overlay (same size as the image) with one rectangle and one label per box. */
+/** Below this label text stops being readable. */
+const MIN_FONT_PX = 8;
+
+/**
+ * SVG overlay (same size as the image) with one rectangle and one label per box. Line width and font
+ * grow with the image, but never past what the box can carry (a label about 0.4 of the box's short
+ * side), so a crowd of small objects keeps labels that do not bury each other.
+ */
 export function detectionsSvg(width: number, height: number, result: Results): string {
-  const lw = Math.max(2, Math.round((width + height) / 2 * 0.003));
-  const fontSize = Math.max(11, Math.round(lw * 5.5));
-  const pad = Math.max(2, Math.round(fontSize * 0.2));
-  const labelH = fontSize + 2 * pad;
+  const imageLw = Math.max(2, Math.round((width + height) / 2 * 0.003));
+  const imageFont = Math.max(11, Math.round(imageLw * 5.5));
   const boxes: string[] = [];
   const labels: string[] = [];
   const d = result.boxes.xyxyData;
@@ -50,6 +55,11 @@ export function detectionsSvg(width: number, height: number, result: Results): s
     const cls = result.boxes.clsInt(i);
     const colour = classColour(cls);
     const x1 = d[i * 4]!, y1 = d[i * 4 + 1]!, x2 = d[i * 4 + 2]!, y2 = d[i * 4 + 3]!;
+    const side = Math.max(0, Math.min(x2 - x1, y2 - y1));
+    const lw = Math.min(imageLw, Math.max(1, Math.round(side / 20)));
+    const fontSize = Math.min(imageFont, Math.max(MIN_FONT_PX, Math.round(side * 0.4)));
+    const pad = Math.max(1, Math.round(fontSize * 0.2));
+    const labelH = fontSize + 2 * pad;
     boxes.push(`<rect x="${fmt(x1)}" y="${fmt(y1)}" width="${fmt(Math.max(x2 - x1, 0))}" height="${fmt(Math.max(y2 - y1, 0))}" fill="none" stroke="${colour}" stroke-width="${lw}"/>`);
     const text = `${result.nameOf(cls)} ${result.boxes.confData[i]!.toFixed(2)}`;
     // DejaVu Sans averages ~0.62 em per character; the background only needs to be close.
@@ -58,12 +68,12 @@ export function detectionsSvg(width: number, height: number, result: Results): s
     const ly = y1 - lw / 2 - labelH >= 0 ? y1 - lw / 2 - labelH : Math.min(y1 + lw / 2, Math.max(height - labelH, 0));
     labels.push(
       `<rect x="${fmt(lx)}" y="${fmt(ly)}" width="${labelW}" height="${labelH}" fill="${colour}"/>` +
-      `<text x="${fmt(lx + pad)}" y="${fmt(ly + pad + fontSize * 0.8)}" fill="${textColour(colour)}">${xmlEscape(text)}</text>`,
+      `<text x="${fmt(lx + pad)}" y="${fmt(ly + pad + fontSize * 0.8)}" font-size="${fontSize}" fill="${textColour(colour)}">${xmlEscape(text)}</text>`,
     );
   }
   return `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}">` +
     `<g>${boxes.join('')}</g>` +
-    `<g font-family="DejaVu Sans, sans-serif" font-size="${fontSize}">${labels.join('')}</g></svg>`;
+    `<g font-family="DejaVu Sans, sans-serif">${labels.join('')}</g></svg>`;
 }
 
 export type ImageFormat = 'jpeg' | 'png' | 'webp' | 'tiff' | 'gif' | 'avif';

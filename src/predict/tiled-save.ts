@@ -19,9 +19,9 @@ export function timestamp(date = new Date()): string {
   return `${date.getFullYear()}${pad(date.getMonth() + 1)}${pad(date.getDate())}_${pad(date.getHours())}${pad(date.getMinutes())}${pad(date.getSeconds())}_${pad(micros, 6)}`;
 }
 
-/** Tile outlines in red; line width scales with the image (2..10 px). */
+/** Tile outlines in red, thin (2 px up to 2500 px images, then growing slowly) so the tiles' content stays visible. */
 export function gridSvg(width: number, height: number, slices: readonly TileBox[]): string {
-  const lw = Math.min(10, Math.max(2, Math.floor((3 * Math.max(width, height)) / 640)));
+  const lw = Math.max(2, Math.round(Math.max(width, height) / 1000));
   const rects = slices.map(([x1, y1, x2, y2]) => `<rect x="${x1}" y="${y1}" width="${x2 - x1}" height="${y2 - y1}" fill="none" stroke="#FF0000" stroke-width="${lw}"/>`);
   return `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}">${rects.join('')}</svg>`;
 }

@@ -28,6 +28,11 @@ interface PredictFlags {
   stream: boolean;
   tiling: boolean;
   overlapRatio?: number;
+  postprocessType?: string;
+  matchMetric?: string;
+  matchThreshold?: number;
+  classAgnostic?: boolean;
+  performStandardPred?: boolean;
   augment: boolean;
   cudaGraph?: string;
   threads?: number;
@@ -78,6 +83,11 @@ export function predictCommand(): Command {
     .option('--stream', 'print each result as soon as it is ready (always on for the CLI)', false)
     .option('--tiling', 'tiled inference for large images', false)
     .option('--overlap-ratio <r>', 'tile overlap in [0, 1)', parseNumber('overlap_ratio'))
+    .option('--postprocess-type <type>', 'tile merge: NMS (default, the original\'s), NMM or GREEDYNMM (SAHI\'s)')
+    .option('--match-metric <metric>', 'tile merge overlap: IOU (default) or IOS (intersection over the smaller box)')
+    .option('--match-threshold <t>', 'tile merge: boxes match above this (default: iou)', parseNumber('match_threshold'))
+    .option('--class-agnostic', 'tile merge across classes (default: per class)')
+    .option('--perform-standard-pred', 'add a whole-image pass to the tiles before merging')
     .option('--augment', 'test-time augmentation (original + mirrored view, merged by NMS)', false)
     .option('--cuda-graph <mode>', 'graph capture: false, true or auto (needs a device that can capture)')
     .option('--threads <n>', 'ONNX Runtime threads (default: all cores)', parseInteger('threads'))
@@ -104,6 +114,11 @@ export function predictCommand(): Command {
           ...(flags.cudaGraph !== undefined ? { cuda_graph: parseGraphMode(flags.cudaGraph) } : {}),
           ...(flags.tiling ? { tiling: true } : {}),
           ...(flags.overlapRatio !== undefined ? { overlap_ratio: flags.overlapRatio } : {}),
+          ...(flags.postprocessType !== undefined ? { postprocess_type: flags.postprocessType as NonNullable<PredictOptions['postprocess_type']> } : {}),
+          ...(flags.matchMetric !== undefined ? { match_metric: flags.matchMetric as NonNullable<PredictOptions['match_metric']> } : {}),
+          ...(flags.matchThreshold !== undefined ? { match_threshold: flags.matchThreshold } : {}),
+          ...(flags.classAgnostic ? { class_agnostic: true } : {}),
+          ...(flags.performStandardPred ? { perform_standard_pred: true } : {}),
           ...(flags.augment ? { augment: true } : {}),
         };
         const results: Results[] = [];
