@@ -87,7 +87,7 @@ export class GraphBuilder {
   opMulti(op: string, inputs: string[], outputs: number, attrs: Record<string, Attr> = {}, opts: OpOptions = {}): string[] {
     const name = this.uniqueName(`${this.prefix()}/${opts.name ?? op}`);
     const outs = Array.from({ length: outputs }, (_, k) => `${name}_output_${k}`);
-    this.graph.nodes.push({ op, name, inputs, outputs: outs, attrs });
+    this.graph.nodes.push({ op, name, inputs, outputs: [...outs], attrs });
     return outs;
   }
 

@@ -75,7 +75,7 @@ export function int64(values: number[], dims = [values.length]): HostTensor {
   return { dtype: 'int64', dims, data: BigInt64Array.from(values.map((v) => BigInt(v))) };
 }
 
-export function float32(values: number[] | Float32Array, dims: number[]): HostTensor {
+export function float32(values: ArrayLike<number>, dims: number[]): HostTensor {
   return { dtype: 'float32', dims, data: Float32Array.from(values) };
 }
 
@@ -103,4 +103,41 @@ export function upsample2x(b: GraphBuilder, x: string): string {
 
 export function reshape(b: GraphBuilder, x: string, shape: number[]): string {
   return b.op('Reshape', [x, b.constant('shape', int64(shape))]);
+}
+
+export function transpose(b: GraphBuilder, x: string, perm: number[]): string {
+  return b.op('Transpose', [x], { perm: ints(perm) });
+}
+
+export function matmul(b: GraphBuilder, x: string, y: string, name = 'MatMul'): string {
+  return b.op('MatMul', [x, y], {}, { name });
+}
+
+/**
+ * torch.nn.Linear on the last axis: x @ W^T + bias. The weight stays the stored [out, in] tensor
+ * (its state_dict value, so gradients and checkpoints see it as is); ORT folds the Transpose once.
+ */
+export function linear(b: GraphBuilder, x: string, weight: string, bias: string | null): string {
+  const y = matmul(b, x, transpose(b, weight, [1, 0]));
+  return bias ? b.op('Add', [y, bias]) : y;
+}
+
+/** LayerNormalization over the last axis (opset 17). */
+export function layerNorm(b: GraphBuilder, x: string, scale: string, bias: string, eps: number): string {
+  return b.op('LayerNormalization', [x, scale, bias], { axis: i(-1), epsilon: f(eps) });
+}
+
+/** Exact GELU, x * 0.5 * (1 + erf(x / sqrt 2)) (torch's default; the tanh form differs by ~1e-3). */
+export function erfGelu(b: GraphBuilder, x: string): string {
+  const e = b.op('Erf', [b.op('Mul', [x, b.scalar(Math.SQRT1_2, 'rsqrt2')])]);
+  return b.op('Mul', [b.op('Mul', [x, b.scalar(0.5, 'half')]), b.op('Add', [e, b.scalar(1, 'one')])], {}, { name: 'Gelu' });
+}
+
+export function softmax(b: GraphBuilder, x: string, axis = -1): string {
+  return b.op('Softmax', [x], { axis: i(axis) });
+}
+
+/** `x[..., start:end]` along one axis (static bounds). */
+export function slice(b: GraphBuilder, x: string, axis: number, start: number, end: number): string {
+  return b.op('Slice', [x, b.constant('starts', int64([start])), b.constant('ends', int64([end])), b.constant('axes', int64([axis]))]);
 }

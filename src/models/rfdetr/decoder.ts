@@ -1,0 +1,91 @@
+/**
+ * The LW-DETR decoder (rfdetr.md 3.10; keys `transformer.decoder.*`): post-norm layers of
+ * self-attention (q = k = tgt + pos, v = tgt), multi-scale deformable cross-attention on the raw
+ * projector memory and a ReLU FFN; with `lite_refpoint_refine` every layer uses the same reference
+ * boxes and one query positional embedding computed from them.
+ */
+import type { GraphBuilder } from '../../graph/builder.ts';
+import { LayerNorm, Linear, ModuleList } from '../../graph/layers.ts';
+import { Module } from '../../graph/module.ts';
+import { linear, slice, split } from '../../graph/nn.ts';
+import { dotProductAttention } from '../detr/attention.ts';
+import { MSDeformAttn } from '../detr/deformable-attention.ts';
+import { MLP } from '../detr/mlp.ts';
+import { boxSineEmbedding } from '../detr/sine-embed.ts';
+import { RFDETR_COMMON as C } from './config.ts';
+
+/** torch.nn.MultiheadAttention's parameters (`in_proj_weight` rows Q, K, V; `out_proj`). */
+class MultiheadAttention extends Module {
+  readonly outProj: Linear;
+  constructor(readonly dim: number, readonly heads: number) {
+    super();
+    this.addParameter('in_proj_weight', [3 * dim, dim]);
+    this.addParameter('in_proj_bias', [3 * dim]);
+    this.outProj = this.addModule('out_proj', new Linear(dim, dim));
+  }
+  /** Self-attention with q = k = `qk` and v = `v` (no mask); 1/sqrt(d) scales q, as torch does. */
+  forward(b: GraphBuilder, qk: string, v: string): string {
+    const d = this.dim;
+    const w = this.use(b, 'in_proj_weight');
+    const bias = this.use(b, 'in_proj_bias');
+    const [q, k] = split(b, linear(b, qk, slice(b, w, 0, 0, 2 * d), slice(b, bias, 0, 0, 2 * d)), [d, d], -1) as [string, string];
+    const vp = linear(b, v, slice(b, w, 0, 2 * d, 3 * d), slice(b, bias, 0, 2 * d, 3 * d));
+    return this.outProj.emit(b, dotProductAttention(b, q, k, vp, { heads: this.heads, headDim: d / this.heads, scaleOn: 'query' }));
+  }
+}
+
+export class DecoderLayer extends Module {
+  readonly selfAttn: MultiheadAttention;
+  readonly norm1: LayerNorm;
+  readonly crossAttn: MSDeformAttn;
+  readonly linear1: Linear;
+  readonly linear2: Linear;
+  readonly norm2: LayerNorm;
+  readonly norm3: LayerNorm;
+  constructor() {
+    super();
+    const d = C.hiddenDim;
+    this.selfAttn = this.addModule('self_attn', new MultiheadAttention(d, C.saHeads));
+    this.norm1 = this.addModule('norm1', new LayerNorm(d, C.decEps));
+    this.crossAttn = this.addModule('cross_attn', new MSDeformAttn({ dModel: d, heads: C.caHeads, levels: 1, points: C.decPoints }));
+    this.linear1 = this.addModule('linear1', new Linear(d, C.dimFeedforward));
+    this.linear2 = this.addModule('linear2', new Linear(C.dimFeedforward, d));
+    this.norm2 = this.addModule('norm2', new LayerNorm(d, C.decEps));
+    this.norm3 = this.addModule('norm3', new LayerNorm(d, C.decEps));
+  }
+
+  forward(b: GraphBuilder, tgt: string, pos: string, ref: string, memory: string, shapes: ReadonlyArray<readonly [number, number]>, queries: number): string {
+    const qk = b.op('Add', [tgt, pos]);
+    let t = this.norm1.emit(b, b.op('Add', [tgt, this.selfAttn.emit(b, qk, tgt)]));
+    const ca = this.crossAttn.emit(b, b.op('Add', [t, pos]), ref, memory, shapes, queries);
+    t = this.norm2.emit(b, b.op('Add', [t, ca]));
+    const ffn = b.scope('ffn', () => this.linear2.emit(b, b.op('Relu', [this.linear1.emit(b, t)])));
+    return this.norm3.emit(b, b.op('Add', [t, ffn]));
+  }
+}
+
+export class TransformerDecoder extends Module {
+  readonly layers: ModuleList<DecoderLayer>;
+  readonly norm: LayerNorm;
+  readonly refPointHead: MLP;
+  constructor(numLayers: number) {
+    super();
+    const d = C.hiddenDim;
+    this.layers = this.addModule('layers', new ModuleList(Array.from({ length: numLayers }, () => new DecoderLayer())));
+    this.norm = this.addModule('norm', new LayerNorm(d, C.decEps));
+    this.refPointHead = this.addModule('ref_point_head', new MLP(2 * d, d, d, 2));
+  }
+
+  /** Returns each layer's normed output `hs_l` (only those in `wanted`; the last is always made). */
+  forward(b: GraphBuilder, tgt: string, ref: string, memory: string, shapes: ReadonlyArray<readonly [number, number]>, queries: number, wanted: ReadonlySet<number>): Map<number, string> {
+    const pos = this.refPointHead.emit(b, boxSineEmbedding(b, ref, C.hiddenDim / 2));
+    const out = new Map<number, string>();
+    const last = this.layers.items.length - 1;
+    let t = tgt;
+    b.scope('layers', () => this.layers.items.forEach((layer, l) => {
+      t = layer.emit(b, t, pos, ref, memory, shapes, queries);
+      if (l === last || wanted.has(l)) out.set(l, b.scope(`hs${l}`, () => this.norm.forward(b, t)));
+    }));
+    return out;
+  }
+}

@@ -1,0 +1,181 @@
+/**
+ * The windowed DINOv2 backbone (rfdetr.md 3.2-3.5; keys `backbone.0.encoder.encoder.*`): 16x16 patch
+ * embedding, position embedding resized to the input grid, 12 pre-norm ViT layers with LayerScale
+ * (layers 3, 6, 9 attend over the whole image, the others inside each of the 2x2 windows), and the
+ * shared final LayerNorm on the four stage taps, returned un-windowed as `[B, 384, H/16, W/16]`.
+ */
+import type { GraphBuilder } from '../../graph/builder.ts';
+import { LayerNorm, Linear, ModuleList } from '../../graph/layers.ts';
+import { Module } from '../../graph/module.ts';
+import { concat, conv2d, erfGelu, float32, int64, matmul, reshape, slice, transpose } from '../../graph/nn.ts';
+import { dotProductAttention } from '../detr/attention.ts';
+import { antialiasBicubicWeights } from './antialias-bicubic.ts';
+import { RFDETR_COMMON as C, RFDETR_INPUT_DIVISOR } from './config.ts';
+import { LibreYOLOError } from '../../errors.ts';
+
+/** Input grid of one session shape. */
+export interface TokenGrid {
+  hp: number;
+  wp: number;
+}
+
+export function tokenGrid(height: number, width: number): TokenGrid {
+  if (height % RFDETR_INPUT_DIVISOR || width % RFDETR_INPUT_DIVISOR || height <= 0 || width <= 0) {
+    throw new LibreYOLOError('invalid_imgsz',
+      `Input spatial dimensions must be divisible by patch_size * num_windows (${C.patchSize} * ${C.numWindows} = ${RFDETR_INPUT_DIVISOR}), but got height=${height}, width=${width}`);
+  }
+  return { hp: height / C.patchSize, wp: width / C.patchSize };
+}
+
+class Embeddings extends Module {
+  constructor(readonly peGrid: number) {
+    super();
+    const d = C.vitDim;
+    this.addParameter('cls_token', [1, 1, d]);
+    this.addParameter('mask_token', [1, d]);
+    this.addParameter('position_embeddings', [1, peGrid * peGrid + 1, d]);
+    this.addParameter('patch_embeddings.projection.weight', [d, 3, C.patchSize, C.patchSize]);
+    this.addParameter('patch_embeddings.projection.bias', [d]);
+  }
+
+  /**
+   * Position embedding of the patch rows as `[1, C, Hp, Wp]` and the cls row `[1, 1, C]`. The stored
+   * grid is used as is when the input is square at the native grid; otherwise it is resized by two
+   * constant weight matrices (antialiased bicubic), which ORT folds once per session shape.
+   */
+  positionEmbedding(b: GraphBuilder, grid: TokenGrid): { patches: string; cls: string } {
+    return b.scope('position', () => {
+      const p = this.peGrid;
+      const d = C.vitDim;
+      const table = this.use(b, 'position_embeddings');
+      const cls = slice(b, table, 1, 0, 1);
+      let rows = reshape(b, slice(b, table, 1, 1, p * p + 1), [p, p * d]); // [y, x*C]
+      if (grid.hp * grid.wp !== p * p || grid.hp !== grid.wp) {
+        const wh = b.constant('resize_h', float32(antialiasBicubicWeights(p, grid.hp), [grid.hp, p]));
+        const ww = b.constant('resize_w', float32(antialiasBicubicWeights(p, grid.wp), [grid.wp, p]));
+        const byRow = reshape(b, matmul(b, wh, rows), [grid.hp, p, d]); // [Hp, x, C]
+        rows = matmul(b, ww, byRow); // [Hp, Wp, C]
+      }
+      const patches = b.op('Unsqueeze', [transpose(b, reshape(b, rows, [grid.hp, grid.wp, d]), [2, 0, 1]), b.constant('axes', int64([0]))]);
+      return { patches, cls };
+    });
+  }
+
+  /** Windowed tokens `[B*4, 1 + N/4, C]` (cls copy first in every window) and the resized embedding. */
+  forward(b: GraphBuilder, x: string, grid: TokenGrid): { tokens: string; posEmbed: string } {
+    const d = C.vitDim;
+    const nw = C.numWindows;
+    const pe = this.positionEmbedding(b, grid);
+    const patches = conv2d(b, x, this.use(b, 'patch_embeddings.projection.weight'), this.use(b, 'patch_embeddings.projection.bias'),
+      { kernel: C.patchSize, stride: C.patchSize, pad: 0 }, 'patch_embeddings/projection/Conv');
+    const embedded = b.op('Add', [patches, pe.patches]);
+    const hh = grid.hp / nw;
+    const ww = grid.wp / nw;
+    const windows = b.scope('windows', () => reshape(b,
+      transpose(b, reshape(b, embedded, [-1, d, nw, hh, nw, ww]), [0, 2, 4, 3, 5, 1]),
+      [-1, hh * ww, d]));
+    const cls = b.op('Add', [this.use(b, 'cls_token'), pe.cls]);
+    const clsShape = concat(b, [slice(b, b.op('Shape', [windows]), 0, 0, 1), b.constant('cls_dims', int64([1, d]))], 0);
+    const tokens = concat(b, [b.op('Expand', [cls, clsShape]), windows], 1);
+    const posEmbed = concat(b, [pe.cls, reshape(b, transpose(b, pe.patches, [0, 2, 3, 1]), [1, grid.hp * grid.wp, d])], 1);
+    return { tokens, posEmbed };
+  }
+}
+
+class ViTLayer extends Module {
+  readonly norm1: LayerNorm;
+  readonly query: Linear;
+  readonly key: Linear;
+  readonly value: Linear;
+  readonly dense: Linear;
+  readonly norm2: LayerNorm;
+  readonly fc1: Linear;
+  readonly fc2: Linear;
+  constructor(readonly global: boolean) {
+    super();
+    const d = C.vitDim;
+    this.norm1 = this.addModule('norm1', new LayerNorm(d, C.vitEps));
+    this.query = this.addModule('attention.attention.query', new Linear(d, d));
+    this.key = this.addModule('attention.attention.key', new Linear(d, d));
+    this.value = this.addModule('attention.attention.value', new Linear(d, d));
+    this.dense = this.addModule('attention.output.dense', new Linear(d, d));
+    this.addParameter('layer_scale1.lambda1', [d]);
+    this.norm2 = this.addModule('norm2', new LayerNorm(d, C.vitEps));
+    this.fc1 = this.addModule('mlp.fc1', new Linear(d, C.vitMlp));
+    this.fc2 = this.addModule('mlp.fc2', new Linear(C.vitMlp, d));
+    this.addParameter('layer_scale2.lambda1', [d]);
+  }
+
+  /** h `[B*4, T, C]`; a global layer attends over `[B, 4T, C]` (the 4 windows of an image joined). */
+  forward(b: GraphBuilder, h: string, tokensPerWindow: number): string {
+    const d = C.vitDim;
+    let x = this.norm1.emit(b, h);
+    if (this.global) x = reshape(b, x, [-1, C.numWindows ** 2 * tokensPerWindow, d]);
+    let a = b.scope('attention', () => {
+      const q = this.query.emit(b, x);
+      const k = this.key.emit(b, x);
+      const v = this.value.emit(b, x);
+      return this.dense.emit(b, dotProductAttention(b, q, k, v, { heads: C.vitHeads, headDim: d / C.vitHeads, scaleOn: 'scores' }));
+    });
+    if (this.global) a = reshape(b, a, [-1, tokensPerWindow, d]);
+    const h1 = b.op('Add', [h, b.op('Mul', [a, this.use(b, 'layer_scale1.lambda1')], {}, { name: 'layer_scale1' })]);
+    const m = b.scope('mlp', () => this.fc2.emit(b, b.scope('act', () => erfGelu(b, this.fc1.emit(b, this.norm2.emit(b, h1))))));
+    return b.op('Add', [h1, b.op('Mul', [m, this.use(b, 'layer_scale2.lambda1')], {}, { name: 'layer_scale2' })]);
+  }
+}
+
+class ViTEncoder extends Module {
+  readonly layer: ModuleList<ViTLayer>;
+  constructor() {
+    super();
+    const global = new Set<number>(C.globalLayers);
+    this.layer = this.addModule('layer', new ModuleList(Array.from({ length: C.vitLayers }, (_, k) => new ViTLayer(global.has(k)))));
+  }
+}
+
+/** `WindowedDinov2WithRegistersBackbone`: embeddings, encoder.layer.{i}, layernorm. */
+class WindowedDinov2 extends Module {
+  readonly embeddings: Embeddings;
+  readonly encoder: ViTEncoder;
+  readonly layernorm: LayerNorm;
+  constructor(peGrid: number) {
+    super();
+    this.embeddings = this.addModule('embeddings', new Embeddings(peGrid));
+    this.encoder = this.addModule('encoder', new ViTEncoder());
+    this.layernorm = this.addModule('layernorm', new LayerNorm(C.vitDim, C.vitEps));
+  }
+
+  forward(b: GraphBuilder, x: string, grid: TokenGrid): { stages: string[]; posEmbed: string } {
+    const { tokens, posEmbed } = this.embeddings.emit(b, x, grid);
+    const nw = C.numWindows;
+    const hh = grid.hp / nw;
+    const ww = grid.wp / nw;
+    const t = 1 + hh * ww;
+    const taps = new Set<number>(C.outFeatureIndexes);
+    const stages: string[] = [];
+    let h = tokens;
+    b.scope('encoder', () => b.scope('layer', () => this.encoder.layer.items.forEach((layer, k) => {
+      h = layer.emit(b, h, t);
+      if (taps.has(k + 1)) {
+        stages.push(b.scope(`stage${k + 1}`, () => {
+          const normed = this.layernorm.forward(b, h);
+          const patches = slice(b, normed, 1, 1, t);
+          return reshape(b, transpose(b, reshape(b, patches, [-1, nw, nw, hh, ww, C.vitDim]), [0, 5, 1, 3, 2, 4]), [-1, C.vitDim, grid.hp, grid.wp]);
+        }));
+      }
+    })));
+    return { stages, posEmbed };
+  }
+}
+
+/** `backbone.0.encoder`: the DinoV2 wrapper whose `encoder` child is the windowed HF model. */
+export class DinoV2 extends Module {
+  readonly encoder: WindowedDinov2;
+  constructor(peGrid: number) {
+    super();
+    this.encoder = this.addModule('encoder', new WindowedDinov2(peGrid));
+  }
+  forward(b: GraphBuilder, x: string, grid: TokenGrid): { stages: string[]; posEmbed: string } {
+    return this.encoder.emit(b, x, grid);
+  }
+}
