@@ -94,7 +94,7 @@ async function loadCheckpointModel(path: string, options: LoadOptions): Promise<
   return new LibreYOLOModel({
     family, size, task,
     names: namesFromMetadata(meta.names, network.nc),
-    imgsz: squareOrPair(meta.imgsz, family.defaultImgsz),
+    imgsz: family.inputSizes?.[size] ? squareOrPair(family.inputSizes[size], family.defaultImgsz) : squareOrPair(meta.imgsz, family.defaultImgsz),
     weightsPath: path,
     format: ckpt.format,
     network,

@@ -56,6 +56,22 @@ export interface PreprocessPlan {
   write(out: Float32Array, offset: number): void;
 }
 
+/** Boxes of one image: N x 4 xyxy in original-image pixels, scores, class ids as floats. */
+export interface DetectionSet {
+  xyxy: Float32Array;
+  conf: Float32Array;
+  cls: Float32Array;
+}
+
+/** What a family's candidate step needs to threshold and map boxes back to the original image. */
+export interface CandidateOptions {
+  conf: number;
+  /** Canvas pixels per original pixel. */
+  ratio: number;
+  origWidth: number;
+  origHeight: number;
+}
+
 /** What a family's network offers the rest of the library. */
 export interface DetectionNetwork {
   readonly nc: number;
@@ -78,8 +94,20 @@ export interface ModelFamily {
   /** Input sizes must be multiples of this. */
   readonly imgszStride: number;
   readonly capabilities: FamilyCapabilities;
+  /**
+   * Input side per size, for families whose sizes differ (the checkpoint's `imgsz` is then not
+   * read); default `defaultImgsz`, or the checkpoint's `imgsz`.
+   */
+  readonly inputSizes?: Readonly<Record<string, number>>;
   /** Custom preprocessing; default: letterbox to the input size (see predict/preprocess.ts). */
   preprocess?(image: RgbImage, size: [number, number]): PreprocessPlan;
+  /**
+   * Candidate boxes of one image from its `[rows, cols]` slot (at `offset`) of the network output,
+   * by the family's own scoring and box mapping; per-class NMS at `iou`, score order, `max_det`
+   * and then the class filter follow in the predict path. Default: the `[4+nc, anchors]` xyxy +
+   * class-score layout with multi-label thresholding (predict/postprocess.ts).
+   */
+  candidates?(output: Float32Array, offset: number, rows: number, cols: number, opts: CandidateOptions): DetectionSet;
   canLoad(keys: readonly string[]): boolean;
   detectSize(stateDict: StateDict): string | null;
   /** Builds a network; with a state dict, shaped from and loaded with it. */

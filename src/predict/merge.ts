@@ -3,7 +3,7 @@
  * the way torchvision's batched_nms does it (score descending, a box is dropped when its IoU with a
  * kept box of its class is strictly above the threshold, areas without +1).
  */
-import type { Detections } from './postprocess.ts';
+import { filterClasses, type Detections } from './postprocess.ts';
 
 export function emptyDetections(): Detections {
   return { xyxy: new Float32Array(0), conf: new Float32Array(0), cls: new Float32Array(0) };
@@ -73,4 +73,13 @@ export function select(det: Detections, rows: readonly number[]): Detections {
 export function truncate(det: Detections, maxDet: number): Detections {
   if (maxDet < 0 || det.conf.length <= maxDet) return det;
   return select(det, Array.from({ length: maxDet }, (_, k) => k));
+}
+
+/**
+ * Detections of one image from a family's own candidates: per-class NMS, score order, max_det,
+ * then the class filter (applied after max_det, as the original's result wrapper does).
+ */
+export function familyDetections(cand: Detections, opts: { iou: number; maxDet: number; classes?: readonly number[] | null }): Detections {
+  const det = truncate(select(cand, batchedNms(cand.xyxy, cand.conf, cand.cls, opts.iou)), opts.maxDet);
+  return opts.classes ? filterClasses(det, opts.classes, -1) : det;
 }

@@ -26,10 +26,13 @@ export interface ImageOutput<T> {
   meta: T;
   image: RgbImage;
   plan: PreprocessPlan;
-  /** Raw head output holding this image's `[4+nc, anchors]` at `offset`. */
+  /** Raw head output holding this image's `[rows, cols]` (`[4+nc, anchors]` by default) at `offset`. */
   output: Float32Array;
   offset: number;
   anchors: number;
+  /** This image's slot shape: the output's dims after the batch axis. */
+  rows: number;
+  cols: number;
   preprocessMs: number;
   inferenceMs: number;
 }
@@ -88,7 +91,7 @@ async function forwardChunk<T>(ctx: PipelineContext, chunk: PreparedChunk<T>): P
     for (let j = 0; j < b; j++, k++) {
       const item = chunk.items[k]!;
       outs.push({
-        ...item, output: output.data as Float32Array, offset: j * per, anchors: output.dims[2]!,
+        ...item, output: output.data as Float32Array, offset: j * per, anchors: output.dims[2]!, rows: output.dims[1]!, cols: output.dims[2]!,
         preprocessMs: chunk.preprocessMs / n, inferenceMs: ms,
       });
     }

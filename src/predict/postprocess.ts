@@ -9,13 +9,10 @@
  * stable sorts keep.
  */
 
-export interface Detections {
-  /** N x 4 xyxy in original-image pixels */
-  xyxy: Float32Array;
-  conf: Float32Array;
-  /** class ids stored as floats, like the reference's Boxes.cls */
-  cls: Float32Array;
-}
+import type { DetectionSet } from '../models/registry.ts';
+
+/** N x 4 xyxy in original-image pixels, scores, class ids stored as floats (like the reference's Boxes.cls). */
+export type Detections = DetectionSet;
 
 export interface PostprocessOptions {
   conf: number;

@@ -14,7 +14,7 @@ import { span } from '../runtime/spans.ts';
 import type { Warn } from './options.ts';
 import type { ResolvedPredictOptions } from './options.ts';
 import { useStackedPath } from './batching.ts';
-import { emptyDetections, mergeDetections, truncate } from './merge.ts';
+import { emptyDetections, familyDetections, mergeDetections, truncate } from './merge.ts';
 import { mergeTiles } from './tile-merge.ts';
 import { runChunks, type ImageOutput, type Job, type PipelineContext } from './pipeline.ts';
 import { CLASS_FILTER_MIN_DET, filterClasses, postprocessDetections, type Detections } from './postprocess.ts';
@@ -54,10 +54,14 @@ function pipelineCtx(ctx: PredictContext, eager = false): PipelineContext {
 
 /** Detections of one image from its slot of the raw output. */
 function detectionsOf<T>(ctx: PredictContext, o: ImageOutput<T>, opts: { conf: number; iou: number; maxDet: number; classes: number[] | null }): Detections {
-  return span('nms', 'postprocess', () => postprocessDetections(o.output, o.offset, o.anchors, ctx.nc, {
+  const post = {
     conf: opts.conf, iou: opts.iou, maxDet: opts.maxDet, classes: opts.classes,
     ratio: o.plan.ratio, origWidth: o.image.width, origHeight: o.image.height,
-  }));
+  };
+  const family = ctx.family;
+  return span('nms', 'postprocess', () => family.candidates
+    ? familyDetections(family.candidates(o.output, o.offset, o.rows, o.cols, post), post)
+    : postprocessDetections(o.output, o.offset, o.anchors, ctx.nc, post));
 }
 
 function makeResults(ctx: PredictContext, det: Detections, image: RgbImage, item: SourceItem, speed: Results['speed']): Results {
