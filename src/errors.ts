@@ -7,6 +7,7 @@ export type ErrorCode =
   | 'config_unknown_key' | 'config_type_error' | 'config_range_error' | 'config_required_key'
   | 'config_conflict' | 'config_unsupported' | 'invalid_imgsz'
   | 'source_not_found' | 'data_not_found' | 'data_invalid' | 'data_images_missing'
+  | 'source_not_file' | 'source_too_large' | 'sources_failed'
   | 'model_not_found' | 'model_load_failed' | 'model_family_mismatch' | 'checkpoint_not_found'
   | 'unsafe_checkpoint'
   | 'export_format_unknown' | 'export_dep_missing' | 'format_precision_unsupported' | 'quantize_failed'
@@ -16,6 +17,7 @@ const EXIT_CODES: Partial<Record<ErrorCode, number>> = {
   config_unknown_key: 2, config_type_error: 2, config_range_error: 2, config_required_key: 2,
   config_conflict: 2, config_unsupported: 2, invalid_imgsz: 2,
   source_not_found: 3, data_not_found: 3, data_invalid: 3, data_images_missing: 3,
+  source_not_file: 3, source_too_large: 3, sources_failed: 3,
   model_not_found: 4, model_load_failed: 4, model_family_mismatch: 4, checkpoint_not_found: 4, unsafe_checkpoint: 4,
   export_format_unknown: 5, export_dep_missing: 5, format_precision_unsupported: 5, quantize_failed: 5,
 };

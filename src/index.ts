@@ -6,6 +6,8 @@ export { Results, Boxes, type Speed } from './predict/results.ts';
 export type { PredictOptions } from './predict/options.ts';
 export type { ExportOptions } from './export/onnx-export.ts';
 export { LibreYOLOError, type ErrorCode } from './errors.ts';
+export { SourcesFailedError, type SourceFailure } from './predict/source-failures.ts';
+export { setLimits, currentLimits, LIMITS, type LimitName } from './util/limits.ts';
 export { registerFamily, listFamilies, type ModelFamily, type FamilyCapabilities } from './models/registry.ts';
 export type { HostTensor, DType } from './graph/tensor.ts';
 export { VERSION } from './version.ts';

@@ -10,6 +10,7 @@ import type { RawPixels } from './data/image.ts';
 import { defaultWarn, normalizeImgsz, resolvePredictOptions, type PredictOptions, type ResolvedPredictOptions, type Warn } from './predict/options.ts';
 import { runPredict, type PredictContext } from './predict/predictor.ts';
 import type { Results } from './predict/results.ts';
+import { SourcesFailedError } from './predict/source-failures.ts';
 import { checkAugmentAtCall, tilingMode } from './predict/task-gates.ts';
 import { parseDevice, type Device } from './runtime/device.ts';
 import type { SessionEngine } from './runtime/engine.ts';
@@ -155,6 +156,9 @@ export class LibreYOLOModel {
    * Sources: file path, folder, http(s) URL, Buffer, raw pixels `{data, width, height}`, or a list.
    * A string may name a file or a folder, so its type is `Results | Results[]`; `predictOne()` and
    * `predictAll()` give one fixed type for strict TypeScript.
+   * In a list or folder, images that cannot be read do not stop the others: once every good result
+   * is out, a `SourcesFailedError` names each bad image (`failures`) and, for the array form,
+   * carries the good results (`results`).
    */
   predict(source: ImageSource | ImageSource[], options: PredictOptions & { stream: true }): AsyncIterable<Results>;
   predict(source: ImageSource[], options?: PredictOptions): Promise<Results[]>;
@@ -194,7 +198,12 @@ export class LibreYOLOModel {
 
   private async collect(source: ImageSource | ImageSource[], options: PredictOptions, onKind?: SourceKindCheck): Promise<Results[]> {
     const out: Results[] = [];
-    for await (const r of this.streamResults(source, options, onKind)) out.push(r);
+    try {
+      for await (const r of this.streamResults(source, options, onKind)) out.push(r);
+    } catch (err) {
+      if (err instanceof SourcesFailedError) err.results = out; // the good results travel with the error
+      throw err;
+    }
     return out;
   }
 

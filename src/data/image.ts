@@ -4,10 +4,12 @@
  * of coming back padded with grey.
  */
 
-import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import sharp from 'sharp';
 import { LibreYOLOError } from '../errors.ts';
+import { readRegularFile } from '../util/fs.ts';
+import { describeBytes, describeLimit, limit, raiseAdvice } from '../util/limits.ts';
+import { decodeBmp, isBmp } from './bmp.ts';
 
 /** Packed HWC RGB, 8 bits per sample. */
 export interface RgbImage {
@@ -27,8 +29,6 @@ export interface RawPixels {
 /** Anything `loadImage` accepts: a file path, an http(s)/file URL, encoded bytes or raw pixels. */
 export type ImageInput = string | URL | Uint8Array | RawPixels;
 
-export const URL_TIMEOUT_MS = 30_000;
-
 export function isHttpUrl(s: string): boolean {
   return /^https?:\/\//i.test(s);
 }
@@ -37,10 +37,13 @@ export function isRawPixels(v: unknown): v is RawPixels {
   return typeof v === 'object' && v !== null && !(v instanceof Uint8Array) && 'data' in v && 'width' in v && 'height' in v;
 }
 
-/** Decodes encoded image bytes (JPEG, PNG, WebP, GIF, TIFF, ...); `label` names the source in errors. */
+/** Decodes encoded image bytes (JPEG, PNG, WebP, GIF, TIFF, BMP, ...); `label` names the source in errors. */
 export async function decodeImage(input: Uint8Array, label: string): Promise<RgbImage> {
+  const maxPixels = limit('imagePixels');
+  // sharp (libvips) has no BMP loader; a small decoder of our own reads the common kinds.
+  if (isBmp(input)) return decodeBmp(input, label, maxPixels);
   try {
-    const { data, info } = await sharp(input, { failOn: 'error', autoOrient: false })
+    const { data, info } = await sharp(input, { failOn: 'error', autoOrient: false, limitInputPixels: maxPixels })
       .removeAlpha()
       .toColourspace('srgb')
       .raw({ depth: 'uchar' })
@@ -49,6 +52,10 @@ export async function decodeImage(input: Uint8Array, label: string): Promise<Rgb
     return { data: new Uint8Array(data.buffer, data.byteOffset, data.byteLength), width: info.width, height: info.height };
   } catch (err) {
     const reason = err instanceof Error ? err.message.trim().split('\n')[0] : String(err);
+    if (/pixel limit/i.test(reason)) {
+      throw new LibreYOLOError('source_too_large',
+        `Cannot read the source image: ${label}: it has more than ${describeLimit('imagePixels', maxPixels)} pixels. ${raiseAdvice('imagePixels')}`, { cause: err });
+    }
     throw new LibreYOLOError(
       'data_invalid',
       `Cannot read the source image: ${label}: the file is corrupt, truncated or not an image (${reason}). Re-save or re-download it, or leave it out of the source.`,
@@ -89,26 +96,69 @@ export function fromRawPixels(px: RawPixels, label = 'raw pixels'): RgbImage {
   return { data: out, width, height };
 }
 
-/** Fetches a URL's body with the original's 30 s timeout. */
-export async function fetchBytes(url: string, timeoutMs = URL_TIMEOUT_MS): Promise<Uint8Array> {
-  try {
-    const res = await fetch(url, { signal: AbortSignal.timeout(timeoutMs), redirect: 'follow' });
-    if (!res.ok) throw new Error(`HTTP ${res.status}${res.statusText ? ` ${res.statusText}` : ''}`);
-    return new Uint8Array(await res.arrayBuffer());
-  } catch (err) {
+/**
+ * Fetches a URL's body within the `urlTimeoutMs` limit (the original's 30 s) and the `urlBytes` cap: a
+ * declared Content-Length over the cap is refused before the body is read, and the body is counted
+ * as it streams in, after any gzip/deflate/br decoding, so neither a huge body nor a compression bomb
+ * is ever held whole.
+ */
+export async function fetchBytes(url: string, timeoutMs = limit('urlTimeoutMs'), maxBytes = limit('urlBytes')): Promise<Uint8Array> {
+  const failed = (reason: string, cause?: unknown): LibreYOLOError =>
+    new LibreYOLOError('source_not_found', `Failed to load image from URL '${url}': ${reason}`, { cause });
+  const tooLarge = (what: string): LibreYOLOError =>
+    new LibreYOLOError('source_too_large', `Failed to load image from URL '${url}': ${what}, over the ${describeLimit('urlBytes', maxBytes)} limit. ${raiseAdvice('urlBytes')}`);
+  const reasonOf = (err: unknown): string => {
     const e = err as Error & { cause?: { message?: string } };
     let reason = e?.name === 'TimeoutError' ? `timed out after ${timeoutMs / 1000} s` : (e?.message ?? String(err));
     if (e?.cause?.message) reason += ` (${e.cause.message})`;
-    throw new LibreYOLOError('source_not_found', `Failed to load image from URL '${url}': ${reason}`, { cause: err });
+    return reason;
+  };
+  let res: Response;
+  try {
+    res = await fetch(url, { signal: AbortSignal.timeout(timeoutMs), redirect: 'follow' });
+  } catch (err) {
+    throw failed(reasonOf(err), err);
   }
+  if (!res.ok || !res.body) {
+    await res.body?.cancel().catch(() => undefined);
+    throw failed(`HTTP ${res.status}${res.statusText ? ` ${res.statusText}` : ''}`);
+  }
+  const declared = Number(res.headers.get('content-length') ?? NaN);
+  if (declared > maxBytes) {
+    await res.body.cancel().catch(() => undefined);
+    throw tooLarge(`the server declares ${describeBytes(declared)} (Content-Length)`);
+  }
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  const reader = res.body.getReader();
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      total += value.length;
+      if (total > maxBytes) {
+        await reader.cancel().catch(() => undefined);
+        throw tooLarge(`the body is more than ${describeBytes(maxBytes)}${res.headers.get('content-encoding') ? ` once decoded (Content-Encoding: ${res.headers.get('content-encoding')})` : ''}`);
+      }
+      chunks.push(value);
+    }
+  } catch (err) {
+    if (err instanceof LibreYOLOError) throw err;
+    throw failed(reasonOf(err), err);
+  }
+  return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, total);
 }
 
-/** Reads and decodes an image file. One read, no stat first: errors say what the path was. */
+/**
+ * Reads and decodes an image file: regular files only (devices and pipes are refused before a byte is
+ * read) of at most the `imageFileBytes` limit. Errors say what the path was.
+ */
 export async function loadImageFile(path: string): Promise<RgbImage> {
   let bytes: Uint8Array;
   try {
-    bytes = await readFile(path);
+    bytes = await readRegularFile(path, limit('imageFileBytes'), 'imageFileBytes');
   } catch (err) {
+    if (err instanceof LibreYOLOError) throw err;
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'ENOENT' || code === 'ENOTDIR') {
       throw new LibreYOLOError('source_not_found', `Image file not found: ${path}`, { cause: err, suggestion: 'Check the path, or pass a folder or an http(s) URL.' });

@@ -3,10 +3,13 @@
  * these) into an ordered list of loadable items, each carrying its label, result path and save stem.
  */
 
-import { readdir, stat } from 'node:fs/promises';
+import type { Dirent, Stats } from 'node:fs';
+import { readdir, realpath, stat } from 'node:fs/promises';
 import { basename, extname, isAbsolute, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { LibreYOLOError } from '../errors.ts';
+import { fileKind, notRegularFile, safeFileName } from '../util/fs.ts';
+import { limit, raiseAdvice } from '../util/limits.ts';
 import {
   decodeImage, fetchBytes, fromRawPixels, isHttpUrl, isRawPixels, loadImageFile,
   type RawPixels, type RgbImage,
@@ -43,28 +46,57 @@ export function pathStem(p: string): string {
   return ext ? base.slice(0, -ext.length) : base;
 }
 
-/** Stem of a URL's path component (`https://h/a/bus.jpg?x` -> `bus`), or `inference`. */
+/**
+ * Stem of a URL's path component (`https://h/a/bus.jpg?x` -> `bus`), or `inference`. Decoded
+ * separators and control characters (`%2F`, `%00`) become `_`, so the stem is one safe file name.
+ */
 export function urlStem(url: string): string {
   let pathname: string;
   try { pathname = new URL(url).pathname; } catch { return 'inference'; }
   let last = pathname.split('/').filter(Boolean).pop() ?? '';
   try { last = decodeURIComponent(last); } catch { /* keep it encoded */ }
-  const stem = pathStem(last.replace(/[\\/]/g, '_'));
-  return stem || 'inference';
+  const stem = pathStem(safeFileName(last));
+  return stem === '_' || stem === '' ? 'inference' : stem;
 }
 
-/** All images below `dir`, recursively, sorted by full path. */
+const byPath = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+
+/**
+ * All regular image files below `dir`, recursively, sorted by full path. Symbolic links are
+ * followed, but each folder is walked once and each file listed once by its real path (the first
+ * path in sorted order names it), so a link loop cannot hang the listing and a link cannot list an
+ * image twice. Devices, pipes and sockets are skipped; at most the `folderFiles` limit is listed.
+ */
 export async function listImages(dir: string): Promise<string[]> {
-  const entries = await readdir(dir, { recursive: true });
-  const files: string[] = [];
-  for (const rel of entries) {
-    if (!IMAGE_SUFFIXES.has(extname(rel).toLowerCase())) continue;
-    const full = join(dir, rel);
-    try {
-      if ((await stat(full)).isFile()) files.push(full);
-    } catch { /* dangling link: skip */ }
-  }
-  return files.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  const maxFiles = limit('folderFiles');
+  const walkedDirs = new Set<string>();
+  const found: Array<{ path: string; real: string }> = [];
+  const walk = async (folder: string, real: string): Promise<void> => {
+    if (walkedDirs.has(real)) return; // a loop back to a folder, or a second way into one
+    walkedDirs.add(real);
+    const entries: Dirent[] = (await readdir(folder, { withFileTypes: true })).sort((a, b) => byPath(a.name, b.name));
+    for (const e of entries) {
+      const full = join(folder, e.name);
+      const isImage = IMAGE_SUFFIXES.has(extname(e.name).toLowerCase());
+      if (!e.isDirectory() && !e.isSymbolicLink() && !(e.isFile() && isImage)) continue;
+      let st: Stats;
+      let target: string;
+      try {
+        st = await stat(full);
+        target = e.isSymbolicLink() ? await realpath(full) : join(real, e.name);
+      } catch { continue; } // dangling link, or removed meanwhile
+      if (st.isDirectory()) await walk(full, target);
+      else if (st.isFile() && isImage) {
+        found.push({ path: full, real: target });
+        if (found.length > maxFiles) {
+          throw new LibreYOLOError('source_too_large', `The folder ${dir} holds more than ${maxFiles} images. Pass a smaller folder. ${raiseAdvice('folderFiles')}`);
+        }
+      }
+    }
+  };
+  await walk(dir, await realpath(dir));
+  const seen = new Set<string>();
+  return found.sort((a, b) => byPath(a.path, b.path)).filter((f) => !seen.has(f.real) && seen.add(f.real)).map((f) => f.path);
 }
 
 function fileItem(path: string): SourceItem {
@@ -85,16 +117,18 @@ async function expand(src: ImageSource, memName: () => string): Promise<SourceIt
   if (typeof src === 'string') {
     if (isHttpUrl(src)) return [urlItem(src)];
     const p = /^file:\/\//i.test(src) ? fileURLToPath(src) : src;
-    let isDir: boolean;
+    let st: Stats;
     try {
-      isDir = (await stat(p)).isDirectory();
+      st = await stat(p);
     } catch {
       // The original's exact text; where we looked and what to pass go in the suggestion.
       const where = isAbsolute(p) ? '' : `Nothing exists at ${resolve(p)}. `;
       throw new LibreYOLOError('source_not_found', `Source not found: ${src}`,
         { suggestion: `${where}Pass an existing image file, a folder of images, or an http(s) URL.` });
     }
-    if (!isDir) return [fileItem(p)];
+    if (st.isFile()) return [fileItem(p)];
+    // Devices never end and pipes block: refused here, before the model loads.
+    if (!st.isDirectory()) throw notRegularFile(p, fileKind(st));
     const files = await listImages(p);
     if (files.length === 0) {
       throw new LibreYOLOError(

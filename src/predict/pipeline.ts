@@ -51,13 +51,26 @@ interface PreparedChunk<T> {
   preprocessMs: number;
 }
 
-async function prepareChunk<T>(ctx: PipelineContext, jobs: Job<T>[], size: [number, number], stack: boolean): Promise<PreparedChunk<T>> {
+/** Called for a job whose image cannot be loaded; the chunk goes on without it. Absent: the chunk fails. */
+export type LoadErrorHandler<T> = (meta: T, error: unknown) => void;
+
+async function prepareChunk<T>(ctx: PipelineContext, jobs: Job<T>[], size: [number, number], stack: boolean, onLoadError?: LoadErrorHandler<T>): Promise<PreparedChunk<T>> {
   const t0 = performance.now();
-  const images = await Promise.all(jobs.map((j) => {
+  const loads = jobs.map(async (j) => {
     const loaded = j.load();
     return loaded instanceof Promise ? span('decode', 'preprocess', () => loaded, { source: j.label }) : loaded;
-  }));
-  const items = images.map((image, k) => ({ meta: jobs[k]!.meta, image, plan: planFor(ctx.family, image, size) }));
+  });
+  let loadedJobs: Array<{ meta: T; image: RgbImage }>;
+  if (onLoadError) {
+    loadedJobs = [];
+    (await Promise.allSettled(loads)).forEach((r, k) => {
+      if (r.status === 'fulfilled') loadedJobs.push({ meta: jobs[k]!.meta, image: r.value });
+      else onLoadError(jobs[k]!.meta, r.reason);
+    });
+  } else {
+    loadedJobs = (await Promise.all(loads)).map((image, k) => ({ meta: jobs[k]!.meta, image }));
+  }
+  const items = loadedJobs.map(({ meta, image }) => ({ meta, image, plan: planFor(ctx.family, image, size) }));
   const plans = items.map((i) => i.plan);
   let tensors: HostTensor[];
   if (stack && items.length > 1 && stackable(plans) && ctx.acceptsBatch(items.length)) {
@@ -107,20 +120,30 @@ function later<P>(p: Promise<P>): Promise<P> {
 
 /**
  * Runs `jobs` in chunks of `chunkSize` (stacked into one forward when `stack` allows it), yielding
- * each chunk's per-image outputs in order.
+ * each chunk's per-image outputs in order. With `onLoadError`, a job whose image cannot be loaded is
+ * reported there and left out; without it, the failure ends the run, but only after the outputs
+ * computed before it were yielded (the next chunk is prepared while the current one is handed out).
  */
-export async function* runChunks<T>(ctx: PipelineContext, jobs: Job<T>[], chunkSize: number, stack: boolean, size: [number, number]): AsyncGenerator<Array<ImageOutput<T>>> {
+export async function* runChunks<T>(
+  ctx: PipelineContext, jobs: Job<T>[], chunkSize: number, stack: boolean, size: [number, number], onLoadError?: LoadErrorHandler<T>,
+): AsyncGenerator<Array<ImageOutput<T>>> {
   const groups = chunked(jobs, Math.max(1, chunkSize));
   if (groups.length === 0) return;
-  const prepare = (k: number): Promise<PreparedChunk<T>> | null => (k < groups.length ? later(prepareChunk(ctx, groups[k]!, size, stack)) : null);
+  const prepare = (k: number): Promise<PreparedChunk<T>> | null => (k < groups.length ? later(prepareChunk(ctx, groups[k]!, size, stack, onLoadError)) : null);
   let inFlight = later(forwardChunk(ctx, await prepare(0)!));
   let next = prepare(1);
   for (let k = 0; k < groups.length; k++) {
     const outputs = await inFlight;
+    let failure: { error: unknown } | null = null;
     if (next) {
-      inFlight = later(forwardChunk(ctx, await next));
-      next = prepare(k + 2);
+      try {
+        inFlight = later(forwardChunk(ctx, await next));
+        next = prepare(k + 2);
+      } catch (error) {
+        failure = { error };
+      }
     }
     yield outputs;
+    if (failure) throw failure.error;
   }
 }

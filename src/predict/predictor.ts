@@ -16,10 +16,11 @@ import type { ResolvedPredictOptions } from './options.ts';
 import { useStackedPath } from './batching.ts';
 import { emptyDetections, familyDetections, mergeDetections, truncate } from './merge.ts';
 import { mergeTiles } from './tile-merge.ts';
-import { runChunks, type ImageOutput, type Job, type PipelineContext } from './pipeline.ts';
+import { runChunks, type ImageOutput, type Job, type LoadErrorHandler, type PipelineContext } from './pipeline.ts';
 import { CLASS_FILTER_MIN_DET, filterClasses, postprocessDetections, type Detections } from './postprocess.ts';
 import { Boxes, Results } from './results.ts';
 import { saveAnnotated } from './save.ts';
+import { sourceFailure, SourcesFailedError, type SourceFailure } from './source-failures.ts';
 import { checkAugmentTask, tilingMode } from './task-gates.ts';
 import { saveTiled } from './tiled-save.ts';
 import { cropImage, offsetBoxes, sliceBoxes, tileSize, type TileBox } from './tiling.ts';
@@ -99,8 +100,11 @@ async function predictOne(ctx: PredictContext, item: SourceItem, index: number, 
   throw new Error('unreachable: one job yields one output');
 }
 
-/** Yields each item with its decoded image, decoding the next one while the caller works. */
-async function* decoded(items: SourceItem[]): AsyncGenerator<{ item: SourceItem; index: number; image: RgbImage }> {
+/**
+ * Yields each item with its decoded image, decoding the next one while the caller works. An item that
+ * cannot be loaded goes to `onLoadError` (absent: the error ends the run) and the others go on.
+ */
+async function* decoded(items: SourceItem[], onLoadError?: LoadErrorHandler<ItemMeta>): AsyncGenerator<{ item: SourceItem; index: number; image: RgbImage }> {
   const load = (k: number): Promise<RgbImage> | null => {
     if (k >= items.length) return null;
     const p = span('decode', 'preprocess', () => items[k]!.load(), { source: items[k]!.label });
@@ -109,7 +113,15 @@ async function* decoded(items: SourceItem[]): AsyncGenerator<{ item: SourceItem;
   };
   let next = load(0);
   for (let k = 0; k < items.length; k++) {
-    const image = await next!;
+    let image: RgbImage;
+    try {
+      image = await next!;
+    } catch (error) {
+      if (!onLoadError) throw error;
+      onLoadError({ item: items[k]!, index: k }, error);
+      next = load(k + 1);
+      continue;
+    }
     next = load(k + 1);
     yield { item: items[k]!, index: k, image };
   }
@@ -185,18 +197,34 @@ async function predictAugmented(ctx: PredictContext, item: SourceItem, index: nu
   return result;
 }
 
-/** Predicts every item in order, yielding each result as soon as it is ready. */
+/**
+ * Predicts every item in order, yielding each result as soon as it is ready. In a folder or list, an
+ * image that cannot be read (missing, corrupt, too large, a failed download) does not stop the others:
+ * after the last good result, a `SourcesFailedError` names every bad image and why. A single source
+ * that cannot be read raises its own error.
+ */
 export async function* runPredict(ctx: PredictContext, items: SourceItem[], opts: ResolvedPredictOptions, isBatch: boolean): AsyncGenerator<Results> {
+  const failures: SourceFailure[] = [];
+  const onLoadError: LoadErrorHandler<ItemMeta> | undefined = isBatch
+    ? ({ item, index }, error) => failures.push(sourceFailure(index, item.path, item.label, error))
+    : undefined;
+  yield* predictItems(ctx, items, opts, isBatch, onLoadError);
+  if (failures.length) throw new SourcesFailedError(failures, items.length);
+}
+
+async function* predictItems(
+  ctx: PredictContext, items: SourceItem[], opts: ResolvedPredictOptions, isBatch: boolean, onLoadError: LoadErrorHandler<ItemMeta> | undefined,
+): AsyncGenerator<Results> {
   const size = opts.imgsz ?? ctx.inputSize;
   const caps = ctx.family.capabilities;
   if (opts.tiling && tilingMode(ctx.task) === 'tile') {
     tileSize(size); // a rectangular imgsz is refused before any image is read
-    for await (const { item, index, image } of decoded(items)) yield await predictTiled(ctx, item, index, image, opts, isBatch);
+    for await (const { item, index, image } of decoded(items, onLoadError)) yield await predictTiled(ctx, item, index, image, opts, isBatch);
     return;
   }
   if (opts.augment && caps.TTA_ENABLED) {
     checkAugmentTask(ctx.task);
-    for await (const { item, index, image } of decoded(items)) yield await predictAugmented(ctx, item, index, image, size, opts, isBatch);
+    for await (const { item, index, image } of decoded(items, onLoadError)) yield await predictAugmented(ctx, item, index, image, size, opts, isBatch);
     return;
   }
   const stack = useStackedPath(opts, caps, ctx.training);
@@ -204,7 +232,7 @@ export async function* runPredict(ctx: PredictContext, items: SourceItem[], opts
     ctx.warn(`Batched inference is not possible for this model (its input batch size is fixed); falling back to sequential processing.`);
   }
   const jobs: Array<Job<ItemMeta>> = items.map((item, index) => ({ meta: { item, index }, label: item.label, load: () => item.load() }));
-  for await (const chunk of runChunks(pipelineCtx(ctx), jobs, opts.batch, stack, size)) {
+  for await (const chunk of runChunks(pipelineCtx(ctx), jobs, opts.batch, stack, size, onLoadError)) {
     for (const o of chunk) yield await finish(ctx, o, opts, isBatch);
   }
 }

@@ -6,12 +6,13 @@
 
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { mkdir, open, rename, rm, stat, type FileHandle } from 'node:fs/promises';
+import { mkdir, open, readdir, rename, rm, stat, type FileHandle } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { basename, dirname, extname, join, resolve } from 'node:path';
 import cliProgress from 'cli-progress';
 import { bundledModelPath, DEFAULT_MODEL } from '../assets.ts';
 import { LibreYOLOError } from '../errors.ts';
+import { limit, LIMITS } from '../util/limits.ts';
 
 export interface ResolveWeightsOptions {
   /** Download official weights that are missing (default true). */
@@ -185,25 +186,71 @@ function downloadFailed(url: string, target: string, reason: string, cause?: unk
 }
 
 function fetchErrorReason(e: unknown): string {
+  if (e instanceof DownloadTimeout) return e.message;
   const err = e as Error & { cause?: { code?: string; message?: string } };
   const detail = err.cause?.code ?? err.cause?.message;
   return detail ? `${err.message} (${detail})` : String(err.message ?? e);
 }
 
-/** Streams `url` into `<target>.part-<random>`, then renames it into place; removes the part file on failure. */
+const PART_FILE = /\.part-[0-9a-f]{12}$/;
+
+/**
+ * Removes part files in `dir` that no download is writing to any more (a killed process cannot clean
+ * up after itself). A live download writes at least once per idle timeout or aborts, so a part file
+ * untouched for twice that long is stale.
+ */
+export async function removeStaleParts(dir: string, idleMs: number, now = Date.now()): Promise<string[]> {
+  let names: string[];
+  try { names = await readdir(dir); } catch { return []; }
+  const removed: string[] = [];
+  for (const name of names.filter((n) => PART_FILE.test(n))) {
+    const path = join(dir, name);
+    try {
+      if (now - (await stat(path)).mtimeMs > 2 * idleMs) {
+        await rm(path, { force: true });
+        removed.push(path);
+      }
+    } catch { /* gone meanwhile */ }
+  }
+  return removed;
+}
+
+/** Why a download was aborted by one of its timers. */
+class DownloadTimeout extends Error {}
+
+/**
+ * Streams `url` into `<target>.part-<random>`, then renames it into place; removes the part file on
+ * failure, and stale ones left by killed processes before it starts. The `downloadConnectTimeoutMs`
+ * limit bounds the wait for the response headers and `downloadIdleTimeoutMs` the silence between two
+ * body chunks, so a server that accepts and never answers, or stalls mid-body, fails with a message.
+ */
 export async function downloadFile(url: string, target: string, options: DownloadOptions = {}): Promise<void> {
   const env = options.env ?? process.env;
   const headers: Record<string, string> = {};
   const token = hfToken(url, env);
   if (token) headers.Authorization = `Bearer ${token}`;
+  const connectMs = limit('downloadConnectTimeoutMs', env);
+  const idleMs = limit('downloadIdleTimeoutMs', env);
+  await removeStaleParts(dirname(target), idleMs);
+
+  const abort = new AbortController();
+  let timer: NodeJS.Timeout | undefined;
+  const arm = (ms: number, why: () => string, name: 'downloadConnectTimeoutMs' | 'downloadIdleTimeoutMs'): void => {
+    clearTimeout(timer);
+    timer = setTimeout(() => abort.abort(new DownloadTimeout(`${why()} (set ${LIMITS[name].env} to wait longer)`)), ms);
+  };
+  const secs = (ms: number): string => `${ms / 1000} s`;
 
   let res: Response;
   try {
-    res = await fetch(url, { headers, redirect: 'follow' });
+    arm(connectMs, () => `no response within ${secs(connectMs)}`, 'downloadConnectTimeoutMs');
+    res = await fetch(url, { headers, redirect: 'follow', signal: abort.signal });
   } catch (e) {
+    clearTimeout(timer);
     throw downloadFailed(url, target, fetchErrorReason(e), e);
   }
   if (!res.ok || !res.body) {
+    clearTimeout(timer);
     await res.body?.cancel().catch(() => undefined);
     throw downloadFailed(url, target, `HTTP ${res.status} ${res.statusText}`.trim());
   }
@@ -216,6 +263,7 @@ export async function downloadFile(url: string, target: string, options: Downloa
     await mkdir(dirname(target), { recursive: true });
     file = await open(part, 'w');
   } catch (e) {
+    clearTimeout(timer);
     await res.body.cancel().catch(() => undefined);
     throw new LibreYOLOError('io_error', `Cannot write ${part} while downloading ${url}: ${(e as Error).message}`, { cause: e });
   }
@@ -224,6 +272,7 @@ export async function downloadFile(url: string, target: string, options: Downloa
   try {
     const reader = res.body.getReader();
     for (;;) {
+      arm(idleMs, () => `the server sent nothing for ${secs(idleMs)} after ${mb(received)}${total === undefined ? '' : ` of ${mb(total)}`} MiB`, 'downloadIdleTimeoutMs');
       const { done, value } = await reader.read();
       if (done) break;
       await file.write(value);
@@ -231,10 +280,12 @@ export async function downloadFile(url: string, target: string, options: Downloa
       progress.update(received);
       options.onProgress?.(received, total);
     }
+    clearTimeout(timer);
     if (total !== undefined && received !== total) throw new Error(`connection closed after ${received} of ${total} bytes`);
     await file.close();
     await rename(part, target);
   } catch (e) {
+    clearTimeout(timer);
     await file.close().catch(() => undefined);
     await rm(part, { force: true });
     throw downloadFailed(url, target, fetchErrorReason(e), e);

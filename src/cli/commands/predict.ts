@@ -5,6 +5,8 @@ import { LibreYOLO } from '../../load.ts';
 import { resolveSources } from '../../data/sources.ts';
 import type { PredictOptions } from '../../predict/options.ts';
 import { summaryLine, type Results } from '../../predict/results.ts';
+import { SourcesFailedError } from '../../predict/source-failures.ts';
+import { CliExit } from '../report.ts';
 import { checkRange, parseClasses, parseImgsz, parseInteger, parseNumber } from '../values.ts';
 import { DEFAULT_MODEL, SAMPLE_IMAGE } from '../../assets.ts';
 
@@ -123,12 +125,19 @@ export function predictCommand(): Command {
         };
         const results: Results[] = [];
         const started = performance.now();
-        for await (const r of model.predict(source, options)) {
-          results.push(r);
-          if (!flags.json) {
-            const ms = r.speed.preprocess + r.speed.inference + r.speed.postprocess;
-            process.stdout.write(`image ${results.length}/${total} ${r.path ?? 'input'}: ${r.orig_shape[1]}x${r.orig_shape[0]} ${summaryLine(r)}, ${ms.toFixed(1)}ms\n`);
+        // Unreadable images in a folder or list come last, after every good result (summary, exit 3).
+        let failed: SourcesFailedError | null = null;
+        try {
+          for await (const r of model.predict(source, options)) {
+            results.push(r);
+            if (!flags.json) {
+              const ms = r.speed.preprocess + r.speed.inference + r.speed.postprocess;
+              process.stdout.write(`image ${results.length}/${total} ${r.path ?? 'input'}: ${r.orig_shape[1]}x${r.orig_shape[0]} ${summaryLine(r)}, ${ms.toFixed(1)}ms\n`);
+            }
           }
+        } catch (err) {
+          if (!(err instanceof SourcesFailedError)) throw err;
+          failed = err;
         }
         const saved = results.map((r) => r.saved_path).filter((p): p is string => Boolean(p));
         if (flags.json) {
@@ -136,13 +145,16 @@ export function predictCommand(): Command {
           process.stdout.write(`${JSON.stringify({
             schema_version: 1, source, model: flags.model, model_family: model.family.name, image_size: [h, w], device: model.device.id,
             results: results.map(jsonResult), ...(saved.length ? { output_path: dirname(saved[0]!) } : {}),
+            ...(failed ? { error: failed.code, failed: failed.failures.map((f) => ({ path: f.path, message: f.message })) } : {}),
           })}\n`);
+          if (failed) throw new CliExit(failed.exitCode);
           return;
         }
         const n = Math.max(results.length, 1);
         const avg = (k: 'preprocess' | 'inference' | 'postprocess'): string => (results.reduce((a, r) => a + r.speed[k], 0) / n).toFixed(1);
         process.stdout.write(`Speed: ${avg('preprocess')}ms preprocess, ${avg('inference')}ms inference, ${avg('postprocess')}ms postprocess per image; ${results.length} image(s) in ${((performance.now() - started) / 1000).toFixed(2)}s\n`);
         if (saved.length) process.stdout.write(`Results saved to ${saved.length === 1 ? saved[0] : dirname(saved[0]!)}\n`);
+        if (failed) throw failed;
       } finally {
         await model.close();
       }

@@ -1,0 +1,92 @@
+/**
+ * Size and time limits on everything the package reads from files, URLs and folders, so that a hostile
+ * or broken input fails with a clear error instead of exhausting memory or hanging. Each limit has a
+ * default, an environment variable (read when the limit is used), and a programmatic override
+ * (`setLimits`), which wins. README "Limits" lists them.
+ */
+import { LibreYOLOError } from '../errors.ts';
+
+interface LimitSpec {
+  env: string;
+  default: number;
+  unit: 'bytes' | 'ms' | 'count';
+  /** what the limit bounds, for messages */
+  what: string;
+}
+
+export const LIMITS = {
+  /** An encoded image read from a file (before decoding). */
+  imageFileBytes: { env: 'LIBREYOLO_MAX_IMAGE_BYTES', default: 128 * 2 ** 20, unit: 'bytes', what: 'image file size' },
+  /** An image body fetched from an http(s) URL, counted after decompression. */
+  urlBytes: { env: 'LIBREYOLO_MAX_URL_BYTES', default: 128 * 2 ** 20, unit: 'bytes', what: 'image download size' },
+  /** Decoded pixels of one image (width x height), sharp's own default. */
+  imagePixels: { env: 'LIBREYOLO_MAX_IMAGE_PIXELS', default: 0x3fff * 0x3fff, unit: 'count', what: 'image pixel count' },
+  /** Whole time to fetch one image URL. */
+  urlTimeoutMs: { env: 'LIBREYOLO_URL_TIMEOUT_MS', default: 30_000, unit: 'ms', what: 'image URL timeout' },
+  /** Weight downloads: time from the request until the response headers arrive. */
+  downloadConnectTimeoutMs: { env: 'LIBREYOLO_DOWNLOAD_CONNECT_TIMEOUT_MS', default: 30_000, unit: 'ms', what: 'download connect timeout' },
+  /** Weight downloads: longest silence between two chunks of the body. */
+  downloadIdleTimeoutMs: { env: 'LIBREYOLO_DOWNLOAD_IDLE_TIMEOUT_MS', default: 60_000, unit: 'ms', what: 'download idle timeout' },
+  /** Files collected from one source folder. */
+  folderFiles: { env: 'LIBREYOLO_MAX_FOLDER_FILES', default: 1_000_000, unit: 'count', what: 'images in a folder' },
+} as const satisfies Record<string, LimitSpec>;
+
+export type LimitName = keyof typeof LIMITS;
+
+const overrides = new Map<LimitName, number>();
+
+const SUFFIX: Record<string, number> = { '': 1, k: 2 ** 10, m: 2 ** 20, g: 2 ** 30, t: 2 ** 40 };
+
+/** `1048576`, `512M`, `2G`, `1.5g` (binary multiples) for byte limits; plain non-negative numbers otherwise. */
+export function parseLimitValue(name: LimitName, text: string): number {
+  const spec: LimitSpec = LIMITS[name];
+  const m = /^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)i?b?\s*$/i.exec(text);
+  const value = m && (spec.unit === 'bytes' || m[2] === '') ? Math.floor(Number(m[1]) * SUFFIX[m[2]!.toLowerCase()]!) : NaN;
+  if (!Number.isFinite(value) || value <= 0) {
+    const form = spec.unit === 'bytes' ? 'a positive byte count such as 268435456, 256M or 2G' : `a positive number (${spec.unit === 'ms' ? 'milliseconds' : 'a count'})`;
+    throw new LibreYOLOError('config_range_error', `${spec.env} must be ${form}, got '${text}'`);
+  }
+  return value;
+}
+
+/** The limit in force: `setLimits` override, else the environment variable, else the default. */
+export function limit(name: LimitName, env: NodeJS.ProcessEnv = process.env): number {
+  const o = overrides.get(name);
+  if (o !== undefined) return o;
+  const text = env[LIMITS[name].env];
+  return text === undefined || text === '' ? LIMITS[name].default : parseLimitValue(name, text);
+}
+
+/** Raises or lowers limits for this process (`undefined` restores the environment/default value). */
+export function setLimits(values: Partial<Record<LimitName, number | undefined>>): void {
+  for (const [k, v] of Object.entries(values) as Array<[LimitName, number | undefined]>) {
+    if (!(k in LIMITS)) throw new LibreYOLOError('config_unknown_key', `Unknown limit '${k}'. Known limits: ${Object.keys(LIMITS).join(', ')}`);
+    if (v === undefined) { overrides.delete(k); continue; }
+    if (typeof v !== 'number' || !Number.isFinite(v) || v <= 0) throw new LibreYOLOError('config_range_error', `limit ${k} must be a positive number, got ${String(v)}`);
+    overrides.set(k, v);
+  }
+}
+
+/** Every limit and its value now. */
+export function currentLimits(): Record<LimitName, number> {
+  return Object.fromEntries((Object.keys(LIMITS) as LimitName[]).map((k) => [k, limit(k)])) as Record<LimitName, number>;
+}
+
+/** `128 MiB`, `30 s`, `1000000` for messages. */
+export function describeLimit(name: LimitName, value = limit(name)): string {
+  const spec: LimitSpec = LIMITS[name];
+  if (spec.unit === 'ms') return `${value / 1000} s`;
+  if (spec.unit === 'count') return String(value);
+  return describeBytes(value);
+}
+
+/** `3.2 GiB`, `512 KiB`, `17 bytes`. */
+export function describeBytes(n: number): string {
+  for (const [s, f] of [['GiB', 2 ** 30], ['MiB', 2 ** 20], ['KiB', 2 ** 10]] as const) if (n >= f) return `${+(n / f).toFixed(1)} ${s}`;
+  return `${n} bytes`;
+}
+
+/** "set LIBREYOLO_X=... or setLimits({ name })": how to raise a limit, for the end of a message. */
+export function raiseAdvice(name: LimitName): string {
+  return `To allow more, set ${LIMITS[name].env} (or call setLimits({ ${name}: ... }) from the library).`;
+}
