@@ -55,6 +55,10 @@ export interface PredictOptions {
   half?: boolean;
   /** Project dir that `runs/` is resolved against (default: cwd). */
   project_dir?: string;
+  /** Video/live sources are not read here: only `1` (every frame) is accepted; other values are refused. */
+  vid_stride?: number;
+  /** Live sources are not read here: only `false` is accepted; `true` is refused. */
+  stream_buffer?: boolean;
 }
 
 export interface ResolvedPredictOptions {
@@ -141,6 +145,30 @@ function flag(name: string, v: unknown): boolean {
   return v;
 }
 
+/**
+ * `vid_stride` and `stream_buffer` shape video, live and screen sources, which this package does not
+ * read. Their defaults (every frame; no frame buffer) are what happens; anything else is refused.
+ */
+function checkFrameOptions(raw: Record<string, unknown>): void {
+  const stride = raw.vid_stride;
+  if (stride !== undefined) {
+    if (typeof stride !== 'number' || !Number.isInteger(stride)) throw new LibreYOLOError('config_type_error', `vid_stride must be an integer, got ${JSON.stringify(stride)}`);
+    if (stride < 1) throw new LibreYOLOError('config_range_error', `vid_stride must be positive, got ${stride}`);
+    if (stride > 1) {
+      throw new LibreYOLOError('config_unsupported',
+        `vid_stride=${stride} skips frames of video, live or screen sources, which this package does not read (it reads image files, folders, lists, URLs and in-memory images). Remove vid_stride, or extract the frames you want first.`);
+    }
+  }
+  const buffer = raw.stream_buffer;
+  if (buffer !== undefined) {
+    if (typeof buffer !== 'boolean') throw new LibreYOLOError('config_type_error', `stream_buffer must be true or false, got ${JSON.stringify(buffer)}`);
+    if (buffer) {
+      throw new LibreYOLOError('config_unsupported',
+        'stream_buffer=true keeps every frame of a live source, which this package does not read (it reads image files, folders, lists, URLs and in-memory images). Remove stream_buffer.');
+    }
+  }
+}
+
 /** The tile merge rule; its keys without `tiling` are refused rather than ignored. */
 function resolveTileMerge(raw: Record<string, unknown>, iou: number): MergeRule {
   const given = TILE_MERGE_KEYS.filter((k) => raw[k] !== undefined);
@@ -178,6 +206,7 @@ export function resolvePredictOptions(
     throw new LibreYOLOError('config_unknown_key',
       `Unsupported predict option(s): ${unknown.join(', ')}. Supported options include conf, iou, imgsz, device, classes, max_det, save, stream, and vid_stride.`);
   }
+  checkFrameOptions(raw);
   const maxDet = raw.max_det ?? 300;
   if (typeof maxDet !== 'number' || !Number.isInteger(maxDet)) throw new LibreYOLOError('config_type_error', `max_det must be an integer, got ${String(maxDet)}`);
   if (maxDet < 0) throw new LibreYOLOError('config_range_error', `max_det must be non-negative, got ${maxDet}`);

@@ -562,7 +562,8 @@ export class Trainer {
           `${(stats.images / secs).toFixed(1)} img/s, ${secs.toFixed(1)}s` +
           (metrics ? `; mAP50 ${metrics['metrics/mAP50'].toFixed(4)} mAP50-95 ${metrics['metrics/mAP50-95'].toFixed(4)}${isBest ? ' (best)' : ''}` : ''));
         if (metrics && cfg.patience > 0 && this.badValidations >= cfg.patience) {
-          this.log(`Early stopping: no improvement in ${cfg.patience} validations (best mAP50-95 ${this.best.mAP50_95.toFixed(4)} at epoch ${this.best.epoch}).`);
+          // The original's line, except that it says "epochs" for what are validations.
+          this.log(`Early stopping triggered after ${epoch + 1} epochs (patience=${cfg.patience}, no improvement for ${this.badValidations} validations; best mAP50-95 ${this.best.mAP50_95.toFixed(4)} at epoch ${this.best.epoch})`);
           break;
         }
       }
