@@ -15,7 +15,7 @@ import { RfdetrNetwork } from '../src/models/rfdetr/network.ts';
 import { loadRfdetrStateDict } from '../src/models/rfdetr/state-dict.ts';
 import { loadCheckpointFile } from '../src/weights/checkpoint.ts';
 import { fixture } from './helpers/fixtures.ts';
-import { maxAbsDiff, normalizeU8, readRfdetrIo, RFDETR_SHAPES, rfdetrTolerances } from './helpers/rfdetr-fixture.ts';
+import { maxAbsDiff, nearTieSwaps, normalizeU8, readRfdetrIo, RFDETR_SHAPES, rfdetrTolerances } from './helpers/rfdetr-fixture.ts';
 
 describe('RF-DETR n network parity (graph IR on ORT vs the original)', () => {
   let io: Map<string, HostTensor>;
@@ -40,15 +40,29 @@ describe('RF-DETR n network parity (graph IR on ORT vs the original)', () => {
     assert.equal(maxAbsDiff(pe.value.data as Float32Array, io.get('position_embeddings_param')!.data as Float32Array), 0);
   });
 
-  for (const shape of RFDETR_SHAPES) {
-    it(`reproduces every tap at ${shape}`, async () => {
+  for (const fused of [false, true]) for (const shape of RFDETR_SHAPES) {
+    it(`reproduces every tap at ${shape} (${fused ? 'fused contrib kernels' : 'plain ONNX'})`, async () => {
       const [batch, , height, width] = shape.split('x').map(Number) as [number, number, number, number];
-      const b = new GraphBuilder('rfdetr');
-      net.emitInference(b, { batch, height, width, rawOutputs: true });
-      const session = await ort.InferenceSession.create(serializeModel(b.graph), { intraOpNumThreads: 2 });
-      const x = normalizeU8(io.get(`input_u8_${shape}`)!);
-      const out = await session.run({ input: new ort.Tensor('float32', x.data as Float32Array, x.dims) });
-      await session.release();
+      const run = async (inject: HostTensor | null): Promise<ort.InferenceSession.ReturnType> => {
+        const b = new GraphBuilder('rfdetr');
+        net.emitInference(b, { batch, height, width, rawOutputs: true, fused, injectTopk: inject !== null });
+        const session = await ort.InferenceSession.create(serializeModel(b.graph), { intraOpNumThreads: 2 });
+        const x = normalizeU8(io.get(`input_u8_${shape}`)!);
+        const feeds: Record<string, ort.Tensor> = { input: new ort.Tensor('float32', x.data as Float32Array, x.dims) };
+        if (inject) feeds.enc_topk_index = new ort.Tensor('int64', inject.data as BigInt64Array, inject.dims);
+        const out = await session.run(feeds);
+        await session.release();
+        return out;
+      };
+      let out = await run(null);
+      // Top-k order decides which query slot pairs with which proposal: compare it first. Only
+      // neighbours whose reference scores lie within the score tolerance may trade places (the
+      // fixture's closest pairs are 1.2e-6 apart, below float32 noise); the rest of the graph is
+      // then checked with the reference order injected.
+      const wantTopk = io.get(`enc_topk_token_index_${shape}`)!;
+      const swaps = nearTieSwaps(out.enc_topk_token_index!.data as BigInt64Array, wantTopk.data as BigInt64Array,
+        io.get(`enc_token_maxlogit_${shape}`)!.data as Float32Array, batch, tol.enc_token_maxlogit!);
+      if (swaps > 0) out = await run(wantTopk);
       const check = (name: string, ref: string, limit: number): void => {
         const want = io.get(ref);
         assert.ok(want, `fixture has ${ref}`);
@@ -57,8 +71,6 @@ describe('RF-DETR n network parity (graph IR on ORT vs the original)', () => {
         const err = maxAbsDiff(got.data as Float32Array, want.data as Float32Array);
         assert.ok(err <= limit, `${name}: max |diff| ${err.toExponential(2)} > ${limit.toExponential(2)}`);
       };
-      // Top-k order decides which query slot pairs with which proposal: compare it first and exactly.
-      assert.deepEqual(Array.from(out.enc_topk_token_index!.data as BigInt64Array), Array.from(io.get(`enc_topk_token_index_${shape}`)!.data as BigInt64Array), 'proposal top-k indices');
       check('pos_embed', `pos_embed_${shape}`, tol.pos_embed!);
       if (batch === 1) for (const s of [3, 6, 9, 12]) check(`dino_stage${s}`, `dino_stage${s}_${shape}`, tol.dino_stage!);
       check('projector_p4', `projector_p4_${shape}`, tol.projector_p4!);

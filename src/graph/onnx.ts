@@ -68,13 +68,20 @@ export interface SerializeOptions {
   untypedOutputs?: string[];
 }
 
+/** ONNX Runtime's contrib ops (`com.microsoft`, version 1) and any other non-default domain the nodes use. */
+function extraDomains(graph: Graph): Array<{ domain: string; version: bigint }> {
+  const domains = new Set<string>();
+  for (const n of graph.nodes) if (n.domain && n.domain !== 'ai.onnx') domains.add(n.domain);
+  return [...domains].map((domain) => ({ domain, version: 1n }));
+}
+
 /** Serialises a graph to ONNX bytes (opset 17 by default; every node keeps its readable name). */
 export function serializeModel(graph: Graph, options: SerializeOptions = {}): Uint8Array {
   const model = create(ModelProtoSchema, {
     irVersion: 8n,
     producerName: 'libreyolo',
     producerVersion: options.producerVersion ?? '',
-    opsetImport: [{ domain: '', version: BigInt(options.opset ?? DEFAULT_OPSET) }],
+    opsetImport: [{ domain: '', version: BigInt(options.opset ?? DEFAULT_OPSET) }, ...extraDomains(graph)],
     metadataProps: [...graph.metadata].map(([key, value]) => ({ key, value })),
     graph: {
       name: graph.name,

@@ -7,7 +7,8 @@
 import type { GraphBuilder } from '../../graph/builder.ts';
 import { LayerNorm, Linear, ModuleList } from '../../graph/layers.ts';
 import { Module } from '../../graph/module.ts';
-import { linear, slice, split } from '../../graph/nn.ts';
+import { multiHeadAttention, skipLayerNorm } from '../../graph/contrib.ts';
+import { linear, matmul, slice, split, transpose } from '../../graph/nn.ts';
 import { dotProductAttention } from '../detr/attention.ts';
 import { MSDeformAttn } from '../detr/deformable-attention.ts';
 import { MLP } from '../detr/mlp.ts';
@@ -32,6 +33,15 @@ class MultiheadAttention extends Module {
     const vp = linear(b, v, slice(b, w, 0, 2 * d, 3 * d), slice(b, bias, 0, 2 * d, 3 * d));
     return this.outProj.emit(b, dotProductAttention(b, q, k, vp, { heads: this.heads, headDim: d / this.heads, scaleOn: 'query' }));
   }
+  /** The same on ORT's `MultiHeadAttention` (biases packed into it); returns out_proj(x) without its bias. */
+  forwardFused(b: GraphBuilder, qk: string, v: string): { out: string; bias: string } {
+    const d = this.dim;
+    const w = this.use(b, 'in_proj_weight');
+    const proj = (x: string, from: number): string => matmul(b, x, transpose(b, slice(b, w, 0, from, from + d), [1, 0]));
+    const ctx = multiHeadAttention(b, proj(qk, 0), proj(qk, d), proj(v, 2 * d), this.use(b, 'in_proj_bias'), this.heads);
+    const { weight, bias } = this.outProj.tensors(b);
+    return { out: b.scope('out_proj', () => matmul(b, ctx, transpose(b, weight, [1, 0]))), bias: bias! };
+  }
 }
 
 export class DecoderLayer extends Module {
@@ -54,13 +64,31 @@ export class DecoderLayer extends Module {
     this.norm3 = this.addModule('norm3', new LayerNorm(d, C.decEps));
   }
 
-  forward(b: GraphBuilder, tgt: string, pos: string, ref: string, memory: string, shapes: ReadonlyArray<readonly [number, number]>, queries: number): string {
+  forward(b: GraphBuilder, tgt: string, pos: string, ref: string, memory: string, shapes: ReadonlyArray<readonly [number, number]>, queries: number, fused = false): string {
+    if (fused) return this.forwardFused(b, tgt, pos, ref, memory, shapes, queries);
     const qk = b.op('Add', [tgt, pos]);
     let t = this.norm1.emit(b, b.op('Add', [tgt, this.selfAttn.emit(b, qk, tgt)]));
     const ca = this.crossAttn.emit(b, b.op('Add', [t, pos]), ref, memory, shapes, queries);
     t = this.norm2.emit(b, b.op('Add', [t, ca]));
     const ffn = b.scope('ffn', () => this.linear2.emit(b, b.op('Relu', [this.linear1.emit(b, t)])));
     return this.norm3.emit(b, b.op('Add', [t, ffn]));
+  }
+
+  /** Post-norm residuals as `SkipLayerNormalization` (the projection biases folded into it), `MultiHeadAttention`. */
+  private forwardFused(b: GraphBuilder, tgt: string, pos: string, ref: string, memory: string, shapes: ReadonlyArray<readonly [number, number]>, queries: number): string {
+    const skipNorm = (x: { out: string; bias: string }, skip: string, norm: LayerNorm): string => b.scope(norm.path.split('.').pop()!, () => {
+      const n = norm.tensors(b);
+      return skipLayerNorm(b, x.out, skip, n.weight, n.bias, x.bias, norm.eps).normed;
+    });
+    const sa = b.scope('self_attn', () => this.selfAttn.forwardFused(b, b.op('Add', [tgt, pos]), tgt));
+    let t = skipNorm(sa, tgt, this.norm1);
+    const ca = this.crossAttn.emit(b, b.op('Add', [t, pos]), ref, memory, shapes, queries);
+    t = this.norm2.emit(b, b.op('Add', [t, ca]));
+    const ffn = b.scope('ffn', () => {
+      const l2 = this.linear2.tensors(b);
+      return { out: matmul(b, b.op('Relu', [this.linear1.emit(b, t)]), transpose(b, l2.weight, [1, 0])), bias: l2.bias! };
+    });
+    return skipNorm(ffn, t, this.norm3);
   }
 }
 
@@ -77,13 +105,13 @@ export class TransformerDecoder extends Module {
   }
 
   /** Returns each layer's normed output `hs_l` (only those in `wanted`; the last is always made). */
-  forward(b: GraphBuilder, tgt: string, ref: string, memory: string, shapes: ReadonlyArray<readonly [number, number]>, queries: number, wanted: ReadonlySet<number>): Map<number, string> {
+  forward(b: GraphBuilder, tgt: string, ref: string, memory: string, shapes: ReadonlyArray<readonly [number, number]>, queries: number, wanted: ReadonlySet<number>, fused = false): Map<number, string> {
     const pos = this.refPointHead.emit(b, boxSineEmbedding(b, ref, C.hiddenDim / 2));
     const out = new Map<number, string>();
     const last = this.layers.items.length - 1;
     let t = tgt;
     b.scope('layers', () => this.layers.items.forEach((layer, l) => {
-      t = layer.emit(b, t, pos, ref, memory, shapes, queries);
+      t = layer.emit(b, t, pos, ref, memory, shapes, queries, fused);
       if (l === last || wanted.has(l)) out.set(l, b.scope(`hs${l}`, () => this.norm.forward(b, t)));
     }));
     return out;

@@ -8,6 +8,7 @@ import type { GraphBuilder } from '../../graph/builder.ts';
 import { LayerNorm, Linear, ModuleList } from '../../graph/layers.ts';
 import { Module } from '../../graph/module.ts';
 import { concat, conv2d, erfGelu, float32, int64, matmul, reshape, slice, transpose } from '../../graph/nn.ts';
+import { biasGelu, packedSelfAttention, skipLayerNorm } from '../../graph/contrib.ts';
 import { dotProductAttention } from '../detr/attention.ts';
 import { antialiasBicubicWeights } from './antialias-bicubic.ts';
 import { RFDETR_COMMON as C, RFDETR_INPUT_DIVISOR } from './config.ts';
@@ -122,6 +123,40 @@ class ViTLayer extends Module {
     const m = b.scope('mlp', () => this.fc2.emit(b, b.scope('act', () => erfGelu(b, this.fc1.emit(b, this.norm2.emit(b, h1))))));
     return b.op('Add', [h1, b.op('Mul', [m, this.use(b, 'layer_scale2.lambda1')], {}, { name: 'layer_scale2' })]);
   }
+
+  /**
+   * The same layer on ORT's fused kernels, given h and LN1(h): packed-QKV `Attention`, LayerScale
+   * folded into `dense`/`fc2` (W' = W diag(lambda), b' = lambda b), residual + LayerNorm as
+   * `SkipLayerNormalization`, `BiasGelu`. Returns h' and `next`(h') (the next layer's LN1, or the
+   * final LayerNorm after the last layer).
+   */
+  forwardFused(b: GraphBuilder, h: string, ln1: string, tokensPerWindow: number, next: LayerNorm): { h: string; normed: string } {
+    const d = C.vitDim;
+    const scaled = (lin: Linear, lambda: string): { weight: string; bias: string } => {
+      const { weight, bias } = lin.tensors(b);
+      return { weight: b.op('Mul', [transpose(b, weight, [1, 0]), lambda]), bias: b.op('Mul', [bias!, lambda]) };
+    };
+    const x = this.global ? reshape(b, ln1, [-1, C.numWindows ** 2 * tokensPerWindow, d]) : ln1;
+    let a = b.scope('attention', () => {
+      const parts = [this.query, this.key, this.value].map((l) => l.tensors(b));
+      const w = concat(b, parts.map((p) => transpose(b, p.weight, [1, 0])), 1);
+      const bias = concat(b, parts.map((p) => p.bias!), 0);
+      return packedSelfAttention(b, x, w, bias, C.vitHeads);
+    });
+    if (this.global) a = reshape(b, a, [-1, tokensPerWindow, d]);
+    const dense = scaled(this.dense, this.use(b, 'layer_scale1.lambda1'));
+    const n2 = this.norm2.tensors(b);
+    const first = skipLayerNorm(b, matmul(b, a, dense.weight), h, n2.weight, n2.bias, dense.bias, C.vitEps);
+    const m = b.scope('mlp', () => {
+      const fc1 = this.fc1.tensors(b);
+      const act = biasGelu(b, matmul(b, first.normed, transpose(b, fc1.weight, [1, 0])), fc1.bias!);
+      const fc2 = scaled(this.fc2, this.use(b, 'layer_scale2.lambda1'));
+      return { out: matmul(b, act, fc2.weight), bias: fc2.bias };
+    });
+    const nn = next.tensors(b);
+    const second = skipLayerNorm(b, m.out, first.sum, nn.weight, nn.bias, m.bias, next.eps);
+    return { h: second.sum, normed: second.normed };
+  }
 }
 
 class ViTEncoder extends Module {
@@ -145,7 +180,7 @@ class WindowedDinov2 extends Module {
     this.layernorm = this.addModule('layernorm', new LayerNorm(C.vitDim, C.vitEps));
   }
 
-  forward(b: GraphBuilder, x: string, grid: TokenGrid): { stages: string[]; posEmbed: string } {
+  forward(b: GraphBuilder, x: string, grid: TokenGrid, fused = false): { stages: string[]; posEmbed: string } {
     const { tokens, posEmbed } = this.embeddings.emit(b, x, grid);
     const nw = C.numWindows;
     const hh = grid.hp / nw;
@@ -153,15 +188,25 @@ class WindowedDinov2 extends Module {
     const t = 1 + hh * ww;
     const taps = new Set<number>(C.outFeatureIndexes);
     const stages: string[] = [];
+    const unwindow = (normed: string): string => {
+      const patches = slice(b, normed, 1, 1, t);
+      return reshape(b, transpose(b, reshape(b, patches, [-1, nw, nw, hh, ww, C.vitDim]), [0, 5, 1, 3, 2, 4]), [-1, C.vitDim, grid.hp, grid.wp]);
+    };
+    const layers = this.encoder.layer.items;
     let h = tokens;
-    b.scope('encoder', () => b.scope('layer', () => this.encoder.layer.items.forEach((layer, k) => {
-      h = layer.emit(b, h, t);
+    let ln1 = fused ? b.scope('encoder', () => b.scope('layer', () => b.scope('0', () => layers[0]!.norm1.emit(b, tokens)))) : '';
+    b.scope('encoder', () => b.scope('layer', () => layers.forEach((layer, k) => {
+      const last = k === layers.length - 1;
+      if (fused) {
+        const out = b.scope(String(k), () => layer.forwardFused(b, h, ln1, t, last ? this.layernorm : layers[k + 1]!.norm1));
+        h = out.h;
+        ln1 = out.normed;
+      } else {
+        h = layer.emit(b, h, t);
+      }
       if (taps.has(k + 1)) {
-        stages.push(b.scope(`stage${k + 1}`, () => {
-          const normed = this.layernorm.forward(b, h);
-          const patches = slice(b, normed, 1, 1, t);
-          return reshape(b, transpose(b, reshape(b, patches, [-1, nw, nw, hh, ww, C.vitDim]), [0, 5, 1, 3, 2, 4]), [-1, C.vitDim, grid.hp, grid.wp]);
-        }));
+        // After the last layer the fused SkipLayerNorm already applied the final LayerNorm.
+        stages.push(b.scope(`stage${k + 1}`, () => unwindow(fused && last ? ln1 : this.layernorm.forward(b, h))));
       }
     })));
     return { stages, posEmbed };
@@ -175,7 +220,7 @@ export class DinoV2 extends Module {
     super();
     this.encoder = this.addModule('encoder', new WindowedDinov2(peGrid));
   }
-  forward(b: GraphBuilder, x: string, grid: TokenGrid): { stages: string[]; posEmbed: string } {
-    return this.encoder.emit(b, x, grid);
+  forward(b: GraphBuilder, x: string, grid: TokenGrid, fused = false): { stages: string[]; posEmbed: string } {
+    return this.encoder.emit(b, x, grid, fused);
   }
 }

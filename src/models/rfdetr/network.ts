@@ -70,6 +70,17 @@ export interface RfdetrOptions {
   size: RfdetrSize;
   /** Dataset classes; the heads have nc + 1 outputs. */
   nc: number;
+  /**
+   * Default kernel choice of the graphs this network emits: ORT's fused contrib kernels (faster on
+   * the CPU provider by bench/rfdetr-fused.ts, within the parity tolerances) or the plain ONNX
+   * decomposition. Default: fused unless LIBREYOLO_FUSED_KERNELS=0. Exports are always plain.
+   */
+  fused?: boolean;
+}
+
+/** The process-wide default of `RfdetrOptions.fused`. */
+export function fusedKernelsDefault(): boolean {
+  return process.env.LIBREYOLO_FUSED_KERNELS !== '0';
 }
 
 export interface RfdetrEmitOptions {
@@ -78,6 +89,8 @@ export interface RfdetrEmitOptions {
   width: number | null;
   /** Also expose the intermediate taps (position embedding, stage maps, projector, proposals, aux heads). */
   rawOutputs?: boolean;
+  /** Emit ORT's fused contrib kernels (attention, skip-LayerNorm, GELU) instead of the plain decomposition (default: the network's). */
+  fused?: boolean;
   /** Take the proposal indices from an int64 input `enc_topk_index [B, k]` instead of TopK (parity debugging). */
   injectTopk?: boolean;
 }
@@ -120,7 +133,7 @@ export class RfdetrNetwork extends Module {
     const input = b.input('input', 'float32', [batch, 3, height, width]);
     const injected = opts.injectTopk ? b.input('enc_topk_index', 'int64', [batch, k]) : null;
     const raw = opts.rawOutputs ?? false;
-    const out = this.forward(b, input, grid, { raw, injected });
+    const out = this.forward(b, input, grid, { raw, injected, fused: opts.fused ?? this.options.fused ?? fusedKernelsDefault() });
     const q = C.numQueries;
     const nk = this.nc + 1;
     b.output('dets', out.boxes, 'float32', [batch, q, 4]);
@@ -140,13 +153,13 @@ export class RfdetrNetwork extends Module {
     }
   }
 
-  forward(b: GraphBuilder, input: string, grid: TokenGrid, opts: { raw: boolean; injected: string | null }): {
+  forward(b: GraphBuilder, input: string, grid: TokenGrid, opts: { raw: boolean; injected: string | null; fused: boolean }): {
     boxes: string; logits: string;
     taps: { posEmbed?: string; stages?: string[]; projector?: string; maxLogit?: string; topk?: string; encLogits?: string; encBoxes?: string; aux?: Map<number, { logits: string; boxes: string }> };
   } {
     const bb = this.backbone.at(0);
     const { stages, posEmbed, p4 } = b.scope('backbone', () => b.scope('0', () => {
-      const { stages: st, posEmbed: pe } = bb.encoder.emit(b, input, grid);
+      const { stages: st, posEmbed: pe } = bb.encoder.emit(b, input, grid, opts.fused);
       return { stages: st, posEmbed: pe, p4: bb.projector.emit(b, st) };
     }));
     const n = grid.hp * grid.wp;
@@ -172,18 +185,20 @@ export class RfdetrNetwork extends Module {
     // Queries: learned content, reference boxes reparameterised on the ranked proposals (3.9).
     const q = C.numQueries;
     const { tgt, ref } = b.scope('queries', () => {
-      const content = b.op('Unsqueeze', [slice(b, this.queryFeat.weight(b), 0, 0, q), b.constant('axes', int64([0]))]);
+      // Content vectors are shared by the batch; expanded so batch-strict kernels (fused attention) accept them.
+      const batchDim = slice(b, b.op('Shape', [enc.boxes]), 0, 0, 1);
+      const content = b.op('Expand', [slice(b, this.queryFeat.weight(b), 0, 0, q), concat(b, [batchDim, b.constant('content', int64([q, C.hiddenDim]))], 0)]);
       const learned = b.op('Unsqueeze', [slice(b, this.refpointEmbed.weight(b), 0, 0, q), b.constant('axes', int64([0]))]);
       if (k === q) return { tgt: content, ref: applyBoxDelta(b, learned, enc.boxes) };
       // Fewer tokens than queries: the leftover slots keep their raw learned boxes.
       const head = applyBoxDelta(b, slice(b, learned, 1, 0, k), enc.boxes);
-      const restShape = concat(b, [slice(b, b.op('Shape', [enc.boxes]), 0, 0, 1), b.constant('rest', int64([q - k, 4]))], 0);
+      const restShape = concat(b, [batchDim, b.constant('rest', int64([q - k, 4]))], 0);
       return { tgt: content, ref: concat(b, [head, b.op('Expand', [slice(b, learned, 1, k, q), restShape])], 1) };
     });
 
     const last = RFDETR_CONFIGS[this.options.size].decLayers - 1;
     const wanted = new Set<number>(opts.raw ? Array.from({ length: last }, (_, l) => l) : []);
-    const hs = b.scope('transformer', () => b.scope('decoder', () => tr.decoder.forward(b, tgt, ref, memory, [[grid.hp, grid.wp]], q, wanted)));
+    const hs = b.scope('transformer', () => b.scope('decoder', () => tr.decoder.forward(b, tgt, ref, memory, [[grid.hp, grid.wp]], q, wanted, opts.fused)));
     const heads = (l: number): { logits: string; boxes: string } => b.scope(`heads${l}`, () => ({
       logits: this.classEmbed.emit(b, hs.get(l)!),
       boxes: applyBoxDelta(b, this.bboxEmbed.emit(b, hs.get(l)!), ref),
