@@ -4,8 +4,9 @@
  */
 import type { GraphBuilder } from '../../graph/builder.ts';
 import { Module } from '../../graph/module.ts';
-import { concat, int64, maxPool } from '../../graph/nn.ts';
-import { ConvBN as BaseConv, Sequential } from '../yolo9/blocks.ts';
+import type { HostTensor } from '../../graph/tensor.ts';
+import { batchNorm, concat, conv2d, int64, maxPool, silu } from '../../graph/nn.ts';
+import { BN_EPS, ConvBN as BaseConv, Sequential } from '../yolo9/blocks.ts';
 
 export { BaseConv, Sequential };
 
@@ -86,19 +87,44 @@ export class SPPBottleneck extends Module {
 
 /**
  * Focus: space-to-depth then a 3x3 BaseConv(12 -> c). The 12 channels are the (row, col) parity
- * blocks in the order (even, even), (odd, even), (even, odd), (odd, odd), each keeping B, G, R:
- * not ONNX SpaceToDepth's order, so the blocks are sliced explicitly.
+ * blocks in the order (even, even), (odd, even), (even, odd), (odd, odd), each keeping B, G, R
+ * (not ONNX SpaceToDepth's order). Training slices the blocks explicitly; inference runs the same
+ * map as one 6x6 stride-2 conv over the image (7-10% faster forward for nano on ORT's CPU provider,
+ * no slices or concat), its weight rearranged from the 3x3 one.
  */
 export class Focus extends Module {
   readonly conv: BaseConv;
-  constructor(cin: number, cout: number) {
+  constructor(readonly cin: number, readonly cout: number) {
     super();
     this.conv = this.addModule('conv', new BaseConv(4 * cin, cout, 3));
   }
   forward(b: GraphBuilder, x: string): string {
-    const big = 2 ** 62;
-    const block = (row: number, col: number): string =>
-      b.op('Slice', [x, b.constant('starts', int64([row, col])), b.constant('ends', int64([big, big])), b.constant('axes', int64([2, 3])), b.constant('steps', int64([2, 2]))]);
-    return this.conv.emit(b, concat(b, [block(0, 0), block(1, 0), block(0, 1), block(1, 1)], 1));
+    if (b.training) {
+      const big = 2 ** 62;
+      const block = (row: number, col: number): string =>
+        b.op('Slice', [x, b.constant('starts', int64([row, col])), b.constant('ends', int64([big, big])), b.constant('axes', int64([2, 3])), b.constant('steps', int64([2, 2]))]);
+      return this.conv.emit(b, concat(b, [block(0, 0), block(1, 0), block(0, 1), block(1, 1)], 1));
+    }
+    const t = new Map(this.conv.namedTensors());
+    return b.scope('conv', () => {
+      const y = conv2d(b, x, b.constant('weight_6x6', focusAsConv6(t.get('conv.weight')!.value.data as Float32Array, this.cin, this.cout)), null, { kernel: 6, stride: 2, pad: 2 }, 'conv/Conv');
+      const p = (k: string): string => b.param(this.conv.tensorPath(k), t.get(k)!.value);
+      const n = batchNorm(b, y, p('bn.weight'), p('bn.bias'), p('bn.running_mean'), p('bn.running_var'), BN_EPS, 'bn/BatchNormalization');
+      return b.scope('act', () => silu(b, n));
+    });
   }
+}
+
+/**
+ * `[O, C, 6, 6]` from the Focus conv's `[O, 4C, 3, 3]`: output (i, j) reads image row 2i - 2 + (2a + dy)
+ * for kernel row a and block row dy (columns alike), and block (dy, dx) is input block 2 dx + dy.
+ */
+export function focusAsConv6(w: Float32Array, C: number, O: number): HostTensor {
+  const w6 = new Float32Array(O * C * 36);
+  for (let o = 0; o < O; o++) for (let c = 0; c < C; c++) for (let a = 0; a < 3; a++) for (let k = 0; k < 3; k++) {
+    for (let dy = 0; dy < 2; dy++) for (let dx = 0; dx < 2; dx++) {
+      w6[((o * C + c) * 6 + 2 * a + dy) * 6 + 2 * k + dx] = w[(((o * 4 + 2 * dx + dy) * C + c) * 3 + a) * 3 + k]!;
+    }
+  }
+  return { dtype: 'float32', dims: [O, C, 6, 6], data: w6 };
 }
