@@ -205,8 +205,11 @@ describe('randomized comparison with a naive implementation', () => {
       }
       // quantised scores so that ties happen
       for (let i = 4 * A; i < out.length; i++) out[i] = Math.round(rnd() ** 3 * 20) / 20;
-      const o: PostprocessOptions = { conf: 0.2, iou: 0.5, maxDet: 100, ratio: 0.9, origWidth: 600, origHeight: 420 };
-      assert.deepEqual(rows(postprocessDetections(out, 0, A, nc, o)), naive(out, A, nc, o));
+      // max_det below and above the survivors: the walk stops early, or runs out of candidates.
+      for (const maxDet of [7, 100, 5000]) {
+        const o: PostprocessOptions = { conf: 0.2, iou: 0.5, maxDet, ratio: 0.9, origWidth: 600, origHeight: 420 };
+        assert.deepEqual(rows(postprocessDetections(out, 0, A, nc, o)), naive(out, A, nc, o));
+      }
     }
   });
 });

@@ -81,27 +81,34 @@ export function sampleScene(): SynthScene {
   return compose(640, 360, background, shapes);
 }
 
-/**
- * The tiling example: 1600x1200, an 8x6 grid of 200 px cells with one small shape (24-34 px) in
- * each, class, colour, rotation and position drawn from a fixed seed.
- */
-export function tilingScene(): SynthScene {
-  const W = 1600, H = 1200, cell = 200;
-  const rand = mulberry32(20260606);
-  const background = '<defs><linearGradient id="bg" x1="0" y1="0" x2="1" y2="1"><stop offset="0" stop-color="#3d4b3a"/>' +
-    `<stop offset="1" stop-color="#a9b7c4"/></linearGradient></defs><rect width="${W}" height="${H}" fill="url(#bg)"/>`;
+interface GridSpec {
+  width: number;
+  height: number;
+  /** Side of the square cell that holds one shape. */
+  cell: number;
+  /** Shape extents are `minExtent + round(rand * extentSpan)` pixels. */
+  minExtent: number;
+  extentSpan: number;
+  seed: number;
+  background: string;
+}
+
+/** One shape per grid cell, class, colour, rotation and position drawn from a fixed seed. */
+function gridScene(g: GridSpec): SynthScene {
+  const rand = mulberry32(g.seed);
   // Saturated, bright colours, as the training set draws them (HSV s >= 0.55, v >= 0.55): white and
   // pastels are outside what the model has seen.
   const palette = ['#e6194b', '#ffe119', '#4363d8', '#f58231', '#f032e6', '#42d4f4', '#bfef45', '#3cb44b'];
+  const cols = g.width / g.cell;
   const shapes: PlacedShape[] = [];
-  for (let row = 0; row < H / cell; row++) {
-    for (let col = 0; col < W / cell; col++) {
-      const extent = 24 + Math.round(rand() * 10);
+  for (let row = 0; row < g.height / g.cell; row++) {
+    for (let col = 0; col < cols; col++) {
+      const extent = g.minExtent + Math.round(rand() * g.extentSpan);
       const margin = extent;
       shapes.push({
-        shape: DEMO_CLASSES[(row * 8 + col + Math.floor(rand() * 6)) % DEMO_CLASSES.length]!,
-        cx: col * cell + margin + Math.round(rand() * (cell - 2 * margin)),
-        cy: row * cell + margin + Math.round(rand() * (cell - 2 * margin)),
+        shape: DEMO_CLASSES[(row * cols + col + Math.floor(rand() * 6)) % DEMO_CLASSES.length]!,
+        cx: col * g.cell + margin + Math.round(rand() * (g.cell - 2 * margin)),
+        cy: row * g.cell + margin + Math.round(rand() * (g.cell - 2 * margin)),
         extent,
         deg: Math.round(rand() * 360),
         fill: palette[Math.floor(rand() * palette.length)]!,
@@ -109,5 +116,24 @@ export function tilingScene(): SynthScene {
       });
     }
   }
-  return compose(W, H, background, shapes);
+  return compose(g.width, g.height, g.background, shapes);
+}
+
+const diagonalGradient = (W: number, H: number): string => '<defs><linearGradient id="bg" x1="0" y1="0" x2="1" y2="1"><stop offset="0" stop-color="#3d4b3a"/>' +
+  `<stop offset="1" stop-color="#a9b7c4"/></linearGradient></defs><rect width="${W}" height="${H}" fill="url(#bg)"/>`;
+
+/**
+ * The tiling example: 1600x1200, an 8x6 grid of 200 px cells with one small shape (24-34 px) in
+ * each, class, colour, rotation and position drawn from a fixed seed.
+ */
+export function tilingScene(): SynthScene {
+  return gridScene({ width: 1600, height: 1200, cell: 200, minExtent: 24, extentSpan: 10, seed: 20260606, background: diagonalGradient(1600, 1200) });
+}
+
+/**
+ * A crowd for benchmarks and tests that need many real detections: 768x768, a 12x12 grid of 64 px
+ * cells with one 26-32 px shape each (144 objects; 22-27 px at a 640 input), from a fixed seed.
+ */
+export function crowdScene(): SynthScene {
+  return gridScene({ width: 768, height: 768, cell: 64, minExtent: 26, extentSpan: 6, seed: 20261201, background: diagonalGradient(768, 768) });
 }

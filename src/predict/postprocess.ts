@@ -104,92 +104,90 @@ function orderedBits(v: number): number {
 }
 
 /**
- * Sorts one class's candidate indices by score desc, then index asc (= anchor asc, since a class's
- * candidates are collected in anchor order). Score bits and the offset from the class's first
- * candidate pack into one exact double (32 + 21 bits), so the native typed-array sort does the work;
- * a comparator sort covers classes with more than 2^21 candidates.
+ * Every candidate that survived the cap as (anchor, class), best first: score desc, then anchor asc,
+ * then class asc (the reference's order). Score bits and `anchor * nc + class` pack into one exact
+ * double (32 + 21 bits), so the native typed-array sort does the work; a comparator sort covers heads
+ * with more than 2^21 anchor-class pairs.
  */
-function sortByScore(idx: Int32Array, m: number, first: number, score: Float32Array): void {
-  if (idx[m - 1]! - first < POS_RANGE) { // idx is still ascending here
-    const keys = new Float64Array(m);
-    for (let k = 0; k < m; k++) {
-      const i = idx[k]!;
-      keys[k] = (0xffffffff - orderedBits(score[i]!)) * POS_RANGE + (i - first);
+function bestFirst(cand: Candidates, mask: Uint8Array | null, A: number, nc: number): { anchors: Int32Array; classes: Int32Array } {
+  const n = cand.count;
+  const { anchor, score, classStart } = cand;
+  let m = 0;
+  const anchors = new Int32Array(n), classes = new Int32Array(n);
+  if (A * nc <= POS_RANGE) {
+    const keys = new Float64Array(n);
+    for (let c = 0; c < nc; c++) {
+      for (let i = classStart[c]!; i < classStart[c + 1]!; i++) {
+        if (mask === null || mask[i] === 1) keys[m++] = (0xffffffff - orderedBits(score[i]!)) * POS_RANGE + (anchor[i]! * nc + c);
+      }
     }
-    keys.sort();
-    for (let k = 0; k < m; k++) idx[k] = first + (keys[k]! % POS_RANGE);
-    return;
+    const sorted = keys.subarray(0, m).sort();
+    for (let k = 0; k < m; k++) {
+      const pair = sorted[k]! % POS_RANGE;
+      anchors[k] = Math.floor(pair / nc);
+      classes[k] = pair - anchors[k]! * nc;
+    }
+    return { anchors: anchors.subarray(0, m), classes: classes.subarray(0, m) };
   }
-  const sub = Array.from(idx.subarray(0, m));
-  sub.sort((p, q) => (score[q]! - score[p]!) || (p - q));
-  idx.set(sub);
+  const clsOf = new Int32Array(n);
+  for (let c = 0; c < nc; c++) clsOf.fill(c, classStart[c]!, classStart[c + 1]!);
+  const idx: number[] = [];
+  for (let i = 0; i < n; i++) if (mask === null || mask[i] === 1) idx.push(i);
+  idx.sort((p, q) => (score[q]! - score[p]!) || (anchor[p]! - anchor[q]!) || (clsOf[p]! - clsOf[q]!));
+  idx.forEach((i, k) => { anchors[k] = anchor[i]!; classes[k] = clsOf[i]!; });
+  return { anchors: anchors.subarray(0, idx.length), classes: classes.subarray(0, idx.length) };
 }
 
-/** Everything except the class filter, up to and including max_det; rows sorted by score desc. */
+/**
+ * Everything except the class filter, up to and including max_det; rows sorted by score desc.
+ *
+ * Per-class greedy NMS visited in one global best-first order: a box is kept unless a kept box of
+ * its class overlaps it by IoU strictly above the threshold, which is exactly what class-by-class
+ * greedy NMS keeps, and the kept boxes come out already merged in the reference's order. So the walk
+ * stops at max_det kept boxes, and only visited candidates are un-letterboxed: at conf 0.001 most of
+ * the candidates are never touched.
+ */
 function detect(out: Float32Array, offset: number, A: number, nc: number, opts: PostprocessOptions, maxDet: number): Detections {
   const cand = collect(out, offset, A, nc, f32(opts.conf));
   const mask = capMask(cand, nc, Math.max(maxDet, MAX_CANDIDATES));
-  const { anchor, score, classStart } = cand;
+  const { anchors, classes } = bestFirst(cand, mask, A, nc);
   const r = f32(opts.ratio);
   const W = opts.origWidth, H = opts.origHeight;
   const iouThr = opts.iou;
-
-  // Un-letterboxed, clamped boxes per candidate (only those that survive the cap and are non-degenerate).
-  const n = cand.count;
-  const bx = new Float32Array(n * 4);
-  const area = new Float32Array(n);
-  const keep: number[] = [];
-  const idx = new Int32Array(n);
-  const suppressed = new Uint8Array(n);
-  for (let c = 0; c < nc; c++) {
-    let m = 0;
-    for (let i = classStart[c]!; i < classStart[c + 1]!; i++) {
-      if (mask !== null && mask[i] === 0) continue;
-      const a = anchor[i]!;
-      let x1 = f32(out[offset + a]! / r), y1 = f32(out[offset + A + a]! / r);
-      let x2 = f32(out[offset + 2 * A + a]! / r), y2 = f32(out[offset + 3 * A + a]! / r);
-      x1 = Math.min(Math.max(x1, 0), W); x2 = Math.min(Math.max(x2, 0), W);
-      y1 = Math.min(Math.max(y1, 0), H); y2 = Math.min(Math.max(y2, 0), H);
-      if (!(x2 > x1) || !(y2 > y1)) continue;
-      const o = i * 4;
-      bx[o] = x1; bx[o + 1] = y1; bx[o + 2] = x2; bx[o + 3] = y2;
-      area[i] = f32(f32(x2 - x1) * f32(y2 - y1));
-      idx[m++] = i;
+  const cap = Math.max(0, Math.min(maxDet, anchors.length));
+  // Kept boxes, with a per-class linked list (head[c] -> next[k]) so a candidate meets only its class.
+  const X1 = new Float32Array(cap), Y1 = new Float32Array(cap), X2 = new Float32Array(cap), Y2 = new Float32Array(cap), AR = new Float32Array(cap);
+  const conf = new Float32Array(cap), cls = new Float32Array(cap);
+  const next = new Int32Array(cap), head = new Int32Array(nc).fill(-1);
+  let kept = 0;
+  for (let k = 0; k < anchors.length && kept < cap; k++) {
+    const a = anchors[k]!, c = classes[k]!;
+    let x1 = f32(out[offset + a]! / r), y1 = f32(out[offset + A + a]! / r);
+    let x2 = f32(out[offset + 2 * A + a]! / r), y2 = f32(out[offset + 3 * A + a]! / r);
+    x1 = Math.min(Math.max(x1, 0), W); x2 = Math.min(Math.max(x2, 0), W);
+    y1 = Math.min(Math.max(y1, 0), H); y2 = Math.min(Math.max(y2, 0), H);
+    if (!(x2 > x1) || !(y2 > y1)) continue;
+    const area = f32(f32(x2 - x1) * f32(y2 - y1));
+    let suppressed = false;
+    for (let j = head[c]!; j >= 0; j = next[j]!) {
+      // Boxes that do not overlap have IoU 0, which never exceeds the threshold: no arithmetic for them.
+      if (X1[j]! >= x2 || X2[j]! <= x1 || Y1[j]! >= y2 || Y2[j]! <= y1) continue;
+      const w = Math.max(0, f32(Math.min(X2[j]!, x2) - Math.max(X1[j]!, x1)));
+      const h = Math.max(0, f32(Math.min(Y2[j]!, y2) - Math.max(Y1[j]!, y1)));
+      const inter = f32(w * h);
+      if (f32(inter / f32(f32(AR[j]! + area) - inter)) > iouThr) { suppressed = true; break; }
     }
-    if (m === 0) continue;
-    sortByScore(idx, m, classStart[c]!, score);
-    // Greedy NMS within the class: a box suppresses later ones whose IoU is strictly above the threshold.
-    for (let p = 0; p < m; p++) {
-      const i = idx[p]!;
-      if (suppressed[i]) continue;
-      keep.push(i);
-      const oi = i * 4;
-      const ix1 = bx[oi]!, iy1 = bx[oi + 1]!, ix2 = bx[oi + 2]!, iy2 = bx[oi + 3]!, ia = area[i]!;
-      for (let q = p + 1; q < m; q++) {
-        const j = idx[q]!;
-        if (suppressed[j]) continue;
-        const oj = j * 4;
-        const w = Math.max(0, f32(Math.min(ix2, bx[oj + 2]!) - Math.max(ix1, bx[oj]!)));
-        const h = Math.max(0, f32(Math.min(iy2, bx[oj + 3]!) - Math.max(iy1, bx[oj + 1]!)));
-        const inter = f32(w * h);
-        if (f32(inter / f32(f32(ia + area[j]!) - inter)) > iouThr) suppressed[j] = 1;
-      }
-    }
+    if (suppressed) continue;
+    X1[kept] = x1; Y1[kept] = y1; X2[kept] = x2; Y2[kept] = y2; AR[kept] = area;
+    conf[kept] = out[offset + (4 + c) * A + a]!;
+    cls[kept] = c;
+    next[kept] = head[c]!;
+    head[c] = kept;
+    kept++;
   }
-
-  // Merge classes: score desc, ties in anchor-major order; class is recovered from classStart.
-  const clsOf = new Int32Array(n);
-  for (let c = 0; c < nc; c++) clsOf.fill(c, classStart[c]!, classStart[c + 1]!);
-  keep.sort((p, q) => (score[q]! - score[p]!) || (anchor[p]! - anchor[q]!) || (clsOf[p]! - clsOf[q]!));
-  const count = Math.min(keep.length, Math.max(0, maxDet));
-  const det: Detections = { xyxy: new Float32Array(count * 4), conf: new Float32Array(count), cls: new Float32Array(count) };
-  for (let k = 0; k < count; k++) {
-    const i = keep[k]!;
-    det.xyxy.set(bx.subarray(i * 4, i * 4 + 4), k * 4);
-    det.conf[k] = score[i]!;
-    det.cls[k] = clsOf[i]!;
-  }
-  return det;
+  const xyxy = new Float32Array(kept * 4);
+  for (let k = 0; k < kept; k++) { xyxy[4 * k] = X1[k]!; xyxy[4 * k + 1] = Y1[k]!; xyxy[4 * k + 2] = X2[k]!; xyxy[4 * k + 3] = Y2[k]!; }
+  return { xyxy, conf: conf.slice(0, kept), cls: cls.slice(0, kept) };
 }
 
 /** Keeps rows whose class is listed, then the first `maxDet` of them (rows are already score-ordered). */
