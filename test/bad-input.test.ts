@@ -15,6 +15,7 @@ import { GraphBuilder } from '../src/graph/builder.ts';
 import { serializeModel } from '../src/graph/onnx.ts';
 import type { HostTensor } from '../src/graph/tensor.ts';
 import { LibreYOLO } from '../src/load.ts';
+import { listFamilies } from '../src/models/registry.ts';
 import type { LibreYOLOModel } from '../src/model.ts';
 import type { PredictOptions } from '../src/predict/options.ts';
 import type { Results } from '../src/predict/results.ts';
@@ -134,7 +135,8 @@ describe('bad input', { concurrency: SPAWNS }, () => {
 
     test('a .pt whose keys match no family', async () => {
       const r = await runCli(['predict', 'model=nofamily.pt'], dir);
-      expectCli(r, 4, /^Error: Cannot load .*nofamily\.pt: its weights match no supported model family \(yolo9\); its keys start encoder\.layer0\.weight\. Pass a LibreYOLO checkpoint/m);
+      const families = listFamilies().map((f) => f.name).join(', ');
+      expectCli(r, 4, new RegExp(`^Error: Cannot load .*nofamily\\.pt: its weights match no supported model family \\(${families}\\); its keys start encoder\\.layer0\\.weight\\. Pass a LibreYOLO checkpoint`, 'm'));
       assert.equal(occurrences(r.stderr, 'Pass a LibreYOLO checkpoint'), 1, 'advice reads once');
       await assert.rejects(LibreYOLO(at('nofamily.pt')), expectError('model_load_failed', 4, /no supported model family/));
     });
