@@ -352,6 +352,14 @@ describe('parity with the original YOLOX-n', () => {
       for (const s of shapes) {
         assertDecoded((await exported.forward(input(s.tag))).data as Float32Array, data(`decoded_${s.tag}`), s.floors, `exported ${s.tag}`);
       }
+      const a = (await exported.forward(input('1x3x416x416'))).data as Float32Array;
+      const tolA = 2 * (shapes[0]!.floors.obj + shapes[0]!.floors.cls);
+      assertSetMatch(detections(a, 0, 3549, 0.65, 640, 480), refRows('det_', '_1x3x416x416'), data('decoded_1x3x416x416'), 0, 3549, 0.65, tolA, 6e-3, 'exported A');
+      const bOut = (await exported.forward(input('2x3x320x256'))).data as Float32Array;
+      const tolB = 2 * (shapes[1]!.floors.obj + shapes[1]!.floors.cls);
+      for (const b of [0, 1]) {
+        assertSetMatch(detections(bOut, b, 1680, 1, 256, 320), refRows('det_', `_2x3x320x256[${b}]`), data('decoded_2x3x320x256'), b, 1680, 1, tolB, 6e-3, `exported B[${b}]`);
+      }
       assertSameRows(await predictRows(exported, PHOTO), refRows('image_det_', ''), 0.05, 5e-4, 'exported photo');
     } finally {
       await exported.close();
