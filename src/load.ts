@@ -199,6 +199,10 @@ export async function LibreYOLO(weights: string = DEFAULT_MODEL, options: LoadOp
     throw new LibreYOLOError('model_not_found', 'LibreYOLO() needs weights: a file path or a published name such as LibreYOLO9t.pt.');
   }
   parseDevice(options.device); // reject a bad device before any download
+  const { threads } = options;
+  if (threads !== undefined && !(typeof threads === 'number' && Number.isInteger(threads) && threads >= 1)) {
+    throw new LibreYOLOError('config_range_error', `threads must be a positive integer (ONNX Runtime intra-op threads), got ${String(threads)}`);
+  }
   const resolveOpts: ResolveWeightsOptions = {
     ...(options.download === false ? { allowDownload: false } : {}),
     ...(options.cwd ? { cwd: options.cwd } : {}),

@@ -243,7 +243,7 @@ export class LibreYOLOModel {
   /** Writes an ONNX file (input `images`, output `output` [B,4+nc,A], LibreYOLO metadata); returns its path. */
   async export(options: ExportOptions = { format: 'onnx' }): Promise<string> {
     this.ensureOpen();
-    return exportOnnx(this, options);
+    return exportOnnx(this, options, this.warn);
   }
 
   /**

@@ -1,5 +1,6 @@
 /** Value parsers for CLI options; bad values are usage errors (exit 2) with the option named. */
 import { LibreYOLOError } from '../errors.ts';
+import { checkImgszLimit } from '../predict/options.ts';
 
 export function parseNumber(name: string): (v: string) => number {
   return (v) => {
@@ -25,6 +26,7 @@ export function parseImgsz(v: string): number | [number, number] {
   if (parts.some((p) => !/^\d+$/.test(p)) || (nums.length !== 1 && nums.length !== 2)) {
     throw new LibreYOLOError('invalid_imgsz', `Invalid imgsz '${v}': use 640, 480x640 (height x width) or [480,640].`);
   }
+  checkImgszLimit(nums, v); // refused before the model loads
   return nums.length === 1 ? nums[0]! : [nums[0]!, nums[1]!];
 }
 

@@ -3,7 +3,7 @@
  * `output` [B,4+nc,A], opset 13 by default, string metadata) from the IR inference graph.
  * `dynamic` frees batch, height and width (anchors are then computed in-graph).
  */
-import { writeFileAtomic } from '../util/fs.ts';
+import { writeUnique } from '../util/fs.ts';
 import { basename, dirname, extname, join, resolve } from 'node:path';
 import { ASSETS_DIR } from '../assets.ts';
 import { LibreYOLOError } from '../errors.ts';
@@ -13,7 +13,7 @@ import { buildInferenceGraph } from '../runtime/graph-engine.ts';
 import { VERSION } from '../version.ts';
 import { exportMetadata } from './metadata.ts';
 import type { LibreYOLOModel } from '../model.ts';
-import { normalizeImgsz } from '../predict/options.ts';
+import { defaultWarn, flag, normalizeImgsz, type Warn } from '../predict/options.ts';
 
 export interface ExportOptions {
   format: 'onnx' | string;
@@ -30,7 +30,11 @@ export interface ExportOptions {
   half?: boolean;
   /** ONNX opset (>= 13). Default 13, as the original. */
   opset?: number;
-  /** Output file; default next to the weights as `<stem>.onnx` (`<stem>_fp16.onnx` with half). */
+  /**
+   * Output file; default next to the weights as `<stem>.onnx` (`<stem>_fp16.onnx` with half). An
+   * existing file is never replaced: the export then goes to `<stem>2.onnx`, `<stem>3.onnx`, ... (with
+   * a warning), and the path returned says where.
+   */
   output_path?: string;
 }
 
@@ -48,7 +52,7 @@ export function defaultExportPath(model: LibreYOLOModel, suffix = ''): string {
   return join('weights', `${model.family.name}_${model.size}${suffix}.onnx`);
 }
 
-export async function exportOnnx(model: LibreYOLOModel, options: ExportOptions): Promise<string> {
+export async function exportOnnx(model: LibreYOLOModel, options: ExportOptions, warn: Warn = defaultWarn): Promise<string> {
   const format = String(options.format ?? 'onnx').toLowerCase();
   if (format !== 'onnx') {
     throw new LibreYOLOError('export_format_unknown', `Unknown or unsupported export format '${options.format}'. This package exports 'onnx'.`);
@@ -61,8 +65,8 @@ export async function exportOnnx(model: LibreYOLOModel, options: ExportOptions):
   const batch = options.batch ?? 1;
   if (!Number.isInteger(batch) || batch < 1) throw new LibreYOLOError('config_range_error', `batch must be >= 1, got ${options.batch}`);
   const imgsz = normalizeImgsz(options.imgsz, model.family.imgszStride) ?? model.imgsz;
-  const dynamic = options.dynamic ?? false;
-  const half = options.half ?? false;
+  const dynamic = flag('dynamic', options.dynamic);
+  const half = flag('half', options.half);
   const graph = buildInferenceGraph(model.network, dynamic ? { batch: null, height: null, width: null } : { batch, height: imgsz[0], width: imgsz[1] });
   // A quantized model exports what it runs: half inside, float32 at the boundary.
   const recipe = model.precision === 'fp32' ? null : model.precision;
@@ -76,7 +80,10 @@ export async function exportOnnx(model: LibreYOLOModel, options: ExportOptions):
     version: VERSION, family: model.family.name, size: model.size, task: model.task, names: model.names,
     imgsz, dynamic, precision: half ? 'fp16' : recipe ?? 'fp32', ...(recipe ? { quantRecipe: recipe } : {}),
   });
-  const path = resolve(options.output_path ?? defaultExportPath(model, half ? '_fp16' : recipe ? `-${recipe}` : ''));
-  await writeFileAtomic(path, serializeModel(graph, { opset, producerVersion: VERSION }));
+  const wanted = resolve(options.output_path ?? defaultExportPath(model, half ? '_fp16' : recipe ? `-${recipe}` : ''));
+  // An existing file is never replaced: the export goes to the next free name (`<stem>2.onnx`, ...).
+  const ext = extname(wanted);
+  const path = await writeUnique(dirname(wanted), basename(wanted, ext), ext.replace(/^\./, ''), serializeModel(graph, { opset, producerVersion: VERSION }));
+  if (path !== wanted) warn(`${wanted} already exists and was kept; exported to ${path} instead (delete the old file, or pass another output_path, to choose the name).`);
   return path;
 }

@@ -5,6 +5,7 @@
 import { LibreYOLOError } from '../errors.ts';
 import { normalizeGraphMode, type GraphMode } from '../runtime/graph-capture.ts';
 import { MATCH_METRICS, MERGE_TYPES, parseChoice, type MergeRule } from './tile-merge.ts';
+import { limit, raiseAdvice } from '../util/limits.ts';
 import { checkOverlapRatio } from './tiling.ts';
 
 export interface PredictOptions {
@@ -112,6 +113,18 @@ function positiveInt(name: string, v: unknown): number {
   return v;
 }
 
+/**
+ * Refuses an input side over the `imgsz` limit (default 4096) before anything is allocated: the input
+ * tensor and activations grow with its square, so 20000 would need tens of GB.
+ */
+export function checkImgszLimit(sides: readonly number[], given: unknown = sides.length === 1 ? sides[0] : sides): void {
+  const max = limit('imgsz');
+  if (sides.every((x) => x <= max)) return;
+  throw new LibreYOLOError('invalid_imgsz',
+    `imgsz ${typeof given === 'string' ? given : JSON.stringify(given)} is over the maximum of ${max} per side (memory grows with the square of imgsz). ` +
+    `Use a smaller imgsz, or tiling=true to run a large image as tiles. ${raiseAdvice('imgsz')}`);
+}
+
 /** `imgsz` as `[h, w]`, each rounded up to the model's stride (with a warning). */
 export function normalizeImgsz(v: unknown, stride: number, warn: Warn = defaultWarn): [number, number] | null {
   if (v === undefined || v === null) return null;
@@ -119,6 +132,7 @@ export function normalizeImgsz(v: unknown, stride: number, warn: Warn = defaultW
   if (!pair || !pair.every((x) => typeof x === 'number' && Number.isInteger(x) && x > 0)) {
     throw new LibreYOLOError('invalid_imgsz', `imgsz must be a positive integer or an [height, width] pair of positive integers, got ${JSON.stringify(v)}`);
   }
+  checkImgszLimit(pair as number[], v);
   const rounded = pair.map((x: number) => Math.ceil(x / stride) * stride) as [number, number];
   if (rounded[0] !== pair[0] || rounded[1] !== pair[1]) {
     warn(`imgsz ${JSON.stringify(v)} is not a multiple of ${stride}; using [${rounded.join(', ')}].`);
@@ -139,7 +153,8 @@ export function normalizeClasses(v: unknown, names: Record<number, string>): num
   return list as number[];
 }
 
-function flag(name: string, v: unknown): boolean {
+/** A boolean option: absent is false; anything but true/false (the string 'false' too) is refused, never coerced. */
+export function flag(name: string, v: unknown): boolean {
   if (v === undefined) return false;
   if (typeof v !== 'boolean') throw new LibreYOLOError('config_type_error', `${name} must be true or false, got ${JSON.stringify(v)}`);
   return v;
@@ -207,6 +222,8 @@ export function resolvePredictOptions(
       `Unsupported predict option(s): ${unknown.join(', ')}. Supported options include conf, iou, imgsz, device, classes, max_det, save, stream, and vid_stride.`);
   }
   checkFrameOptions(raw);
+  // Booleans are checked before anything tests them ('false' is a string, and truthy).
+  const [save, stream, tiling, augment] = (['save', 'stream', 'tiling', 'augment'] as const).map((k) => flag(k, raw[k]));
   const maxDet = raw.max_det ?? 300;
   if (typeof maxDet !== 'number' || !Number.isInteger(maxDet)) throw new LibreYOLOError('config_type_error', `max_det must be an integer, got ${String(maxDet)}`);
   if (maxDet < 0) throw new LibreYOLOError('config_range_error', `max_det must be non-negative, got ${maxDet}`);
@@ -216,8 +233,8 @@ export function resolvePredictOptions(
     throw new LibreYOLOError('config_range_error', `Invalid output_file_format: ${String(raw.output_file_format)}. Must be one of: 'jpg', 'png', 'webp'`);
   }
   if (fmt === 'jpeg') fmt = 'jpg';
-  if (raw.tiling && raw.augment) throw new LibreYOLOError('config_conflict', 'tiling and augment cannot be used together. Disable one of them.');
-  if (raw.tiling) checkOverlapRatio(overlap);
+  if (tiling && augment) throw new LibreYOLOError('config_conflict', 'tiling and augment cannot be used together. Disable one of them.');
+  if (tiling) checkOverlapRatio(overlap);
   const conf = finiteUnit('conf', raw.conf ?? 0.25);
   const iou = finiteUnit('iou', raw.iou ?? 0.45);
   const tileMerge = resolveTileMerge(raw, iou);
@@ -227,17 +244,17 @@ export function resolvePredictOptions(
     imgsz: normalizeImgsz(raw.imgsz, model.imgszStride, warn),
     classes: normalizeClasses(raw.classes, model.names),
     maxDet,
-    save: Boolean(raw.save),
+    save,
     outputPath: raw.output_path === undefined ? undefined : String(raw.output_path),
     outputFormat: fmt,
     device: raw.device as string | number | undefined,
     batch: positiveInt('batch', raw.batch ?? 1),
-    stream: Boolean(raw.stream),
-    tiling: Boolean(raw.tiling),
+    stream,
+    tiling,
     overlapRatio: overlap as number,
     tileMerge,
     standardPred: raw.perform_standard_pred === true,
-    augment: Boolean(raw.augment),
+    augment,
     cudaGraph,
     projectDir: raw.project_dir === undefined ? process.cwd() : String(raw.project_dir),
   };

@@ -1,17 +1,18 @@
 /**
  * `save=true` output: draws boxes and labels (an SVG overlay composited by sharp) and writes the image
  * without ever overwriting: the run folder `runs/detect/predict[N]` is claimed once per process with a
- * non-recursive mkdir, file names are reserved with an exclusive create, and the bytes land via rename.
+ * non-recursive mkdir (as the original), and each image lands complete under a free name (writeUnique),
+ * so the folder only ever holds whole images.
  */
 
-import { randomBytes } from 'node:crypto';
-import { mkdir, open, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, stat } from 'node:fs/promises';
 import { dirname, extname, join, resolve } from 'node:path';
 import sharp from 'sharp';
 import { LibreYOLOError } from '../errors.ts';
 import type { RgbImage } from '../data/image.ts';
 import { isHttpUrl } from '../data/image.ts';
 import { pathStem, urlStem } from '../data/sources.ts';
+import { isErrno, writeUnique } from '../util/fs.ts';
 import type { Results } from './results.ts';
 
 /** Distinct, saturated colours cycled by class id. */
@@ -114,8 +115,6 @@ export async function drawDetections(image: RgbImage, result: Results, format: I
   return encodeImage(image, format, result.boxes.length > 0 ? detectionsSvg(image.width, image.height, result) : undefined);
 }
 
-const isErrno = (e: unknown, code: string): boolean => (e as NodeJS.ErrnoException)?.code === code;
-
 /**
  * Creates `parent/name`, or `name2`, `name3`, ... when taken; the non-recursive mkdir of the last
  * segment is the atomic claim, so concurrent processes never share a folder.
@@ -149,32 +148,7 @@ export function defaultSaveDir(baseDir: string = process.cwd()): Promise<string>
   return dir;
 }
 
-/**
- * Writes `data` to `dir/<stem>.<ext>`, or `<stem>2.<ext>`, ... if taken. The name is reserved with an
- * exclusive create, then the content is written to a temp file and renamed over the reservation, so
- * readers never see a partial image. Returns the path written.
- */
-export async function writeUnique(dir: string, stem: string, ext: string, data: Uint8Array): Promise<string> {
-  for (let n = 1; ; n++) {
-    const path = join(dir, `${stem}${n === 1 ? '' : n}.${ext}`);
-    try {
-      await (await open(path, 'wx')).close();
-    } catch (e) {
-      if (isErrno(e, 'EEXIST')) continue;
-      throw e;
-    }
-    const tmp = join(dir, `.${stem}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
-    try {
-      await writeFile(tmp, data);
-      await rename(tmp, path);
-      return path;
-    } catch (e) {
-      await rm(tmp, { force: true });
-      await rm(path, { force: true });
-      throw e;
-    }
-  }
-}
+export { writeUnique }; // the save-folder writer, kept importable from here
 
 export interface SaveOptions {
   /** a folder (existing, ending in a separator, or without suffix) or a file path */

@@ -8,7 +8,8 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, extname, join, resolve } from 'node:path';
 import type { RgbImage } from '../data/image.ts';
 import type { Results } from './results.ts';
-import { drawDetections, encodeImage, formatForExt } from './save.ts';
+import { stageDir } from '../util/fs.ts';
+import { drawDetections, encodeImage, formatForExt, type ImageFormat } from './save.ts';
 import type { TileBox } from './tiling.ts';
 
 const pad = (v: number, n = 2): string => String(v).padStart(n, '0');
@@ -48,7 +49,20 @@ export async function saveTiled(s: TiledSaveInput): Promise<{ dir: string; tiles
   const parent = s.outputPath
     ? (extname(s.outputPath) ? dirname(resolve(s.baseDir, s.outputPath)) : resolve(s.baseDir, s.outputPath))
     : join(resolve(s.baseDir), 'runs', 'tiled_detections');
-  const dir = join(parent, `${s.stem}_${s.family}_${s.size}_${timestamp()}`);
+  // Written under a hidden partial name and renamed when metadata.json is in: a killed run leaves
+  // no folder under the final name without its metadata or with truncated tiles.
+  const staged = await stageDir(parent, `${s.stem}_${s.family}_${s.size}_${timestamp()}`);
+  try {
+    await writeTiledFolder(staged.path, s, format);
+  } catch (err) {
+    await staged.discard();
+    throw err;
+  }
+  const dir = await staged.publish();
+  return { dir, tilesPath: join(dir, 'tiles'), gridPath: join(dir, `grid_visualization.${s.ext}`) };
+}
+
+async function writeTiledFolder(dir: string, s: TiledSaveInput, format: ImageFormat): Promise<void> {
   const tilesPath = join(dir, 'tiles');
   await mkdir(tilesPath, { recursive: true });
   await Promise.all(s.tiles.map(async (t, k) => writeFile(join(tilesPath, `tile_${pad(k, 3)}.${s.ext}`), await encodeImage(t, format))));
@@ -68,5 +82,4 @@ export async function saveTiled(s: TiledSaveInput): Promise<{ dir: string; tiles
     iou: s.iou,
   };
   await writeFile(join(dir, 'metadata.json'), `${JSON.stringify(metadata, null, 2)}\n`);
-  return { dir, tilesPath, gridPath };
 }

@@ -1,7 +1,7 @@
 /** File writes that never leave a half-written file behind, and reads that never run unbounded. */
 import { randomBytes } from 'node:crypto';
 import { constants, type Stats } from 'node:fs';
-import { mkdir, open, rename, rm, writeFile } from 'node:fs/promises';
+import { link, mkdir, open, readdir, rename, rm, rmdir, writeFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { LibreYOLOError } from '../errors.ts';
 import { describeBytes, describeLimit, raiseAdvice, type LimitName } from './limits.ts';
@@ -76,4 +76,98 @@ export function safeFileName(name: string): string {
   // eslint-disable-next-line no-control-regex
   const s = name.replace(/[\\/\x00-\x1f\x7f]/g, '_');
   return s === '' || s === '.' || s === '..' ? '_' : s;
+}
+
+export const isErrno = (e: unknown, code: string): boolean => (e as NodeJS.ErrnoException)?.code === code;
+
+/**
+ * Writes `data` to `dir/<stem>.<ext>`, or `<stem>2.<ext>`, `<stem>3.<ext>`, ... when taken: an
+ * existing file is never replaced. The bytes go to a hidden temp file first, which is then hard-linked
+ * to the first free name (link fails on an existing name, so the claim is atomic and a reader never
+ * sees a partial or empty file, even after a SIGKILL). Filesystems without hard links fall back to an
+ * exclusive-create reservation and a rename. Returns the path written.
+ */
+export async function writeUnique(dir: string, stem: string, ext: string, data: Uint8Array | string): Promise<string> {
+  await mkdir(dir, { recursive: true });
+  const tmp = join(dir, `.${stem}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
+  await writeFile(tmp, data);
+  try {
+    for (let n = 1; ; n++) {
+      const path = join(dir, `${stem}${n === 1 ? '' : n}${ext ? `.${ext}` : ''}`);
+      try {
+        await link(tmp, path);
+        return path;
+      } catch (e) {
+        if (isErrno(e, 'EEXIST')) continue;
+        if (!['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'ENOSYS', 'EXDEV'].includes((e as NodeJS.ErrnoException).code ?? '')) throw e;
+      }
+      try {
+        await (await open(path, 'wx')).close();
+      } catch (e) {
+        if (isErrno(e, 'EEXIST')) continue;
+        throw e;
+      }
+      await rename(tmp, path).catch(async (e: unknown) => { await rm(path, { force: true }); throw e; });
+      return path;
+    }
+  } finally {
+    await rm(tmp, { force: true });
+  }
+}
+
+/**
+ * A folder written under a hidden temporary name (`.<name>.partial-<pid>-<random>` beside its final
+ * place) and renamed when complete, so a killed process never leaves a half-written folder under
+ * the final name. Partial folders of processes that no longer run are removed when the next starts.
+ */
+export interface StagedDir {
+  /** Where to write now. */
+  path: string;
+  /** Renames the folder to `<parent>/<name>` (or `<name>_2`, ... when taken); returns the final path. */
+  publish(): Promise<string>;
+  /** Removes the partial folder (on failure). */
+  discard(): Promise<void>;
+}
+
+const PARTIAL_DIR = /^\..+\.partial-(\d+)-[0-9a-f]+$/;
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return isErrno(e, 'EPERM'); // exists, owned by someone else
+  }
+}
+
+export async function stageDir(parent: string, name: string): Promise<StagedDir> {
+  await mkdir(parent, { recursive: true });
+  for (const entry of await readdir(parent)) {
+    const m = PARTIAL_DIR.exec(entry);
+    if (m && Number(m[1]) !== process.pid && !processAlive(Number(m[1]))) await rm(join(parent, entry), { recursive: true, force: true });
+  }
+  const path = join(parent, `.${name}.partial-${process.pid}-${randomBytes(4).toString('hex')}`);
+  await mkdir(path);
+  return {
+    path,
+    async publish() {
+      for (let n = 1; ; n++) {
+        const final = join(parent, n === 1 ? name : `${name}_${n}`);
+        try {
+          await mkdir(final); // claim the name; the rename below replaces this empty folder
+        } catch (e) {
+          if (isErrno(e, 'EEXIST')) continue;
+          throw e;
+        }
+        try {
+          await rename(path, final);
+        } catch {
+          await rmdir(final); // platforms that cannot rename onto an empty folder
+          await rename(path, final);
+        }
+        return final;
+      }
+    },
+    discard: () => rm(path, { recursive: true, force: true }),
+  };
 }

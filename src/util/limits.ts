@@ -27,6 +27,8 @@ export const LIMITS = {
   downloadConnectTimeoutMs: { env: 'LIBREYOLO_DOWNLOAD_CONNECT_TIMEOUT_MS', default: 30_000, unit: 'ms', what: 'download connect timeout' },
   /** Weight downloads: longest silence between two chunks of the body. */
   downloadIdleTimeoutMs: { env: 'LIBREYOLO_DOWNLOAD_IDLE_TIMEOUT_MS', default: 60_000, unit: 'ms', what: 'download idle timeout' },
+  /** Largest network input side (imgsz): memory grows with its square (about 0.6 GB over the baseline for yolo9t at 2560). */
+  imgsz: { env: 'LIBREYOLO_MAX_IMGSZ', default: 4096, unit: 'count', what: 'imgsz' },
   /** Files collected from one source folder. */
   folderFiles: { env: 'LIBREYOLO_MAX_FOLDER_FILES', default: 1_000_000, unit: 'count', what: 'images in a folder' },
 } as const satisfies Record<string, LimitSpec>;

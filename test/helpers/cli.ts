@@ -8,7 +8,15 @@ export interface CliRun {
   code: number | null;
   stdout: string;
   stderr: string;
+  /** Wall time of the child, ms. */
+  ms: number;
+  /** Peak resident set of the child (from its own resourceUsage at exit), MB; with `{ rss: true }`. */
+  peakRssMb?: number;
 }
+
+/** Preloaded into the child with `{ rss: true }`: prints its peak RSS on stderr as it exits. */
+const RSS_HOOK = "data:text/javascript,import{writeSync}from'node:fs';process.on('exit',()=>writeSync(2,'\\nLIBREYOLO_TEST_MAXRSS_KB='+process.resourceUsage().maxRSS+'\\n'))";
+const RSS_LINE = /\n?LIBREYOLO_TEST_MAXRSS_KB=(\d+)\n/;
 
 // Resolved here so the child finds tsx even when its cwd is a temp folder outside the repo.
 const TSX = import.meta.resolve('tsx');
@@ -18,13 +26,15 @@ const BIN = join(REPO_ROOT, 'src', 'cli', 'bin.ts');
  * `libreyolo ...args` in `cwd`. The child never reaches the network: HF_HUB_OFFLINE=1 unless `env`
  * overrides it (set a key to undefined to remove it).
  */
-export function runCli(args: string[], cwd: string, env: Record<string, string | undefined> = {}): Promise<CliRun> {
+export function runCli(args: string[], cwd: string, env: Record<string, string | undefined> = {}, opts: { rss?: boolean } = {}): Promise<CliRun> {
   const childEnv: NodeJS.ProcessEnv = { ...process.env, HF_HUB_OFFLINE: '1', ...env };
   delete childEnv.NODE_TEST_CONTEXT; // the child is not part of the test runner
   delete childEnv.LIBREYOLO_DEBUG;
   for (const [k, v] of Object.entries(childEnv)) if (v === undefined) delete childEnv[k];
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', TSX, BIN, ...args], { cwd, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+    const started = performance.now();
+    const hook = opts.rss ? ['--import', RSS_HOOK] : [];
+    const child = spawn(process.execPath, ['--import', TSX, ...hook, BIN, ...args], { cwd, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (s: string) => (stdout += s));
@@ -33,7 +43,10 @@ export function runCli(args: string[], cwd: string, env: Record<string, string |
     child.on('error', reject);
     child.on('close', (code) => {
       clearTimeout(timer);
-      resolve({ code, stdout, stderr });
+      const ms = performance.now() - started;
+      const rss = RSS_LINE.exec(stderr);
+      if (!rss) return resolve({ code, stdout, stderr, ms });
+      resolve({ code, stdout, stderr: stderr.replace(RSS_LINE, ''), ms, peakRssMb: Number(rss[1]) / 1024 });
     });
   });
 }

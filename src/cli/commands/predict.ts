@@ -100,9 +100,10 @@ export function predictCommand(): Command {
       checkRange('iou', flags.iou, 0, 1);
       checkRange('max_det', flags.maxDet, 1);
       checkRange('batch', flags.batch, 1);
+      checkRange('threads', flags.threads, 1);
       // Resolve the source first: a mistyped path fails fast (exit 3) without loading any weights.
       const total = (await resolveSources(source)).items.length;
-      const model = await LibreYOLO(flags.model, { device: flags.device, ...(flags.threads ? { threads: flags.threads } : {}) });
+      const model = await LibreYOLO(flags.model, { device: flags.device, ...(flags.threads !== undefined ? { threads: flags.threads } : {}) });
       if (flags.half && model.format !== 'onnx') process.stderr.write(`${HALF_CHECKPOINT_NOTICE}\n`);
       try {
         const options: PredictOptions & { stream: true } = {
