@@ -165,7 +165,7 @@ export class LibreYOLOModel {
   predict(source: Uint8Array | RawPixels, options?: PredictOptions): Promise<Results>;
   predict(source: ImageSource, options?: PredictOptions): Promise<Results | Results[]>;
   predict(source: ImageSource | ImageSource[], options: PredictOptions = {}): Promise<Results | Results[]> | AsyncIterable<Results> {
-    if (options.stream) return this.streamResults(source, options);
+    if (options.stream === true) return this.streamResults(source, options); // any other value is validated (and refused) below
     return (async () => {
       let isBatch = false;
       const out = await this.collect(source, options, (b) => (isBatch = b));
