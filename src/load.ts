@@ -7,7 +7,6 @@ import { readFile } from 'node:fs/promises';
 import { extname } from 'node:path';
 import { DEFAULT_MODEL } from './assets.ts';
 import { LibreYOLOError } from './errors.ts';
-import { parseNames } from './export/metadata.ts';
 import { summarizeModel } from './graph/onnx.ts';
 import { LibreYOLOModel } from './model.ts';
 import { detectFamily, getFamily, listFamilies, type ModelFamily } from './models/registry.ts';
@@ -15,6 +14,8 @@ import './models/index.ts';
 import { parseDevice } from './runtime/device.ts';
 import { GraphEngine, OnnxFileEngine } from './runtime/graph-engine.ts';
 import { loadCheckpointFile } from './weights/checkpoint.ts';
+import { checkCount, checkNames, checkNamesCover, checkToken, metadataError, raiseWith, shown } from './weights/model-metadata.ts';
+import { limit } from './util/limits.ts';
 import { resolveWeights, type ResolveWeightsOptions } from './weights/hub.ts';
 import { parseWeightName } from './weights/hub.ts';
 import type { Warn } from './predict/options.ts';
@@ -40,9 +41,11 @@ export interface LoadOptions {
   env?: NodeJS.ProcessEnv;
 }
 
-function namesFromMetadata(names: Record<number, string> | undefined, nc: number): Record<number, string> {
+/** The file's names (already checked to cover 0..nc-1), or class0..class<nc-1> when it has none. */
+function namesOrDefault(names: Record<number, string> | undefined, nc: number): Record<number, string> {
+  if (names) return { ...names };
   const out: Record<number, string> = {};
-  for (let k = 0; k < nc; k++) out[k] = names?.[k] ?? `class${k}`;
+  for (let k = 0; k < nc; k++) out[k] = `class${k}`;
   return out;
 }
 
@@ -91,9 +94,10 @@ async function loadCheckpointModel(path: string, options: LoadOptions): Promise<
     const advice = 'Re-download the weights or re-save them from the original model.';
     throw new LibreYOLOError(err.code, `Cannot load ${path} as ${family.name}-${size}: ${err.message} ${advice}`, { cause: err, suggestion: advice });
   }
+  if (meta.names) checkNamesCover(meta.names, network.nc, path);
   return new LibreYOLOModel({
     family, size, task,
-    names: namesFromMetadata(meta.names, network.nc),
+    names: namesOrDefault(meta.names, network.nc),
     imgsz: family.inputSizes?.[size] ? squareOrPair(family.inputSizes[size], family.defaultImgsz) : squareOrPair(meta.imgsz, family.defaultImgsz),
     weightsPath: path,
     format: ckpt.format,
@@ -118,6 +122,26 @@ function notDetector(path: string, found: string, hasMetadata: boolean): LibreYO
 /** Anchor count of a stride-8/16/32 head (YOLOv9's) on an `h x w` input. */
 const anchorsFor = (h: number, w: number): number => [8, 16, 32].reduce((a, s) => a + Math.ceil(h / s) * Math.ceil(w / s), 0);
 
+/**
+ * Static input sides are allocated as given (the probe, the letterbox), so they are held to the same
+ * limit as imgsz; a static batch counts too: a probe allocates batch x 3 x H x W floats.
+ */
+function checkInputSize(path: string, io: string, shape: readonly (number | string)[]): void {
+  const max = limit('imgsz');
+  const [b, , h, w] = shape;
+  for (const side of [h, w]) {
+    if (typeof side === 'number' && side > max) {
+      throw new LibreYOLOError('model_load_failed',
+        `Cannot load ${path}: its input is ${io}, with a side of ${side} pixels, over the limit of ${max} (${raiseWith('imgsz')}). Re-export the model at a smaller imgsz.`);
+    }
+  }
+  const pixels = (typeof b === 'number' ? b : 1) * (typeof h === 'number' ? h : 1) * (typeof w === 'number' ? w : 1);
+  if (pixels > max * max) {
+    throw new LibreYOLOError('model_load_failed',
+      `Cannot load ${path}: its input is ${io}, ${pixels} pixels per run, over the limit of ${max}x${max} (${raiseWith('imgsz')}). Re-export it with a dynamic or smaller batch.`);
+  }
+}
+
 async function loadOnnxModel(path: string, options: LoadOptions): Promise<LibreYOLOModel> {
   const bytes = new Uint8Array(await readFile(path));
   let summary;
@@ -131,25 +155,46 @@ async function loadOnnxModel(path: string, options: LoadOptions): Promise<LibreY
   const output = summary.outputs.find((o) => o.name === 'output') ?? summary.outputs[0];
   const io = `input ${input ? `${input.name} ${shapeText(input.shape)}` : '(none)'}, output ${output ? `${output.name} ${shapeText(output.shape)}` : '(none)'}`;
   if (!input || input.shape.length !== 4 || (typeof input.shape[1] === 'number' && input.shape[1] !== 3) || output?.shape.length !== 3) throw notDetector(path, io, md.has('model_family'));
-  const familyName = md.get('model_family') ?? 'yolo9';
+  checkInputSize(path, io, input.shape);
+  // Every field used below is checked first: they size arrays and name folders.
+  const field = (k: string) => (md.has(k) ? md.get(k) : undefined);
+  const token = (k: string) => (md.has(k) ? checkToken(md.get(k), k, path) : undefined);
+  const count = (k: string, cap: 'imgsz' | 'classes') => (md.has(k) ? checkCount(md.get(k), k, path, cap) : undefined);
+  const familyName = token('model_family');
   let family: ModelFamily;
-  try {
-    family = getFamily(familyName);
-  } catch {
-    family = getFamily('yolo9');
+  if (familyName === undefined) family = getFamily('yolo9');
+  else {
+    try {
+      family = getFamily(familyName);
+    } catch {
+      throw metadataError(path, 'model_family', `is ${shown(familyName)}, which is not one of ${listFamilies().map((f) => f.name).join(', ')}`);
+    }
   }
+  const mdSize = token('size') ?? token('model_size');
+  const mdTask = token('task');
+  const mdImgsz = count('imgsz', 'imgsz');
+  const mdH = count('imgsz_h', 'imgsz') ?? mdImgsz;
+  const mdW = count('imgsz_w', 'imgsz') ?? mdImgsz;
   const [h, w] = [input.shape[2], input.shape[3]];
   const staticHW = typeof h === 'number' && typeof w === 'number';
-  const imgsz: [number, number] = staticHW ? [h, w] : [Number(md.get('imgsz_h') ?? md.get('imgsz') ?? family.defaultImgsz), Number(md.get('imgsz_w') ?? md.get('imgsz') ?? family.defaultImgsz)];
+  const imgsz: [number, number] = staticHW ? [h, w] : [mdH ?? family.defaultImgsz, mdW ?? family.defaultImgsz];
   const dynamic = input.shape.some((d) => typeof d !== 'number');
-  const engine = new OnnxFileEngine(bytes, input.dtype === 'float16' ? 'float16' : 'float32', dynamic, { device: parseDevice(options.device), ...(options.threads ? { threads: options.threads } : {}) });
+  let nc = count('nc', 'classes') ?? NaN;
+  const columns = output.shape[1];
+  if (typeof columns === 'number' && Number.isInteger(nc) && columns !== nc + 4) {
+    throw metadataError(path, 'nc', `is ${nc}, but the output ${output.name} ${shapeText(output.shape)} has ${columns - 4} class columns`);
+  }
+  let names = md.has('names') && Number.isInteger(nc) ? checkNames(field('names'), path, nc) : undefined;
 
-  let nc = Number(md.get('nc'));
-  if (!md.has('model_family') || !Number.isInteger(nc) || nc < 1) {
+  const engine = new OnnxFileEngine(bytes, input.dtype === 'float16' ? 'float16' : 'float32', dynamic, { device: parseDevice(options.device), ...(options.threads ? { threads: options.threads } : {}) });
+  const declaredNc = Number.isInteger(nc) ? nc : undefined;
+  if (!md.has('model_family') || declaredNc === undefined) {
     // No LibreYOLO metadata: torch exports often leave the output's dims symbolic, so run one blank
     // image and check the shape that comes out (the session is reused by predict).
     try {
       nc = await probeClassCount(engine, path, io, typeof input.shape[0] === 'number' ? input.shape[0] : 1, imgsz);
+      if (declaredNc !== undefined && declaredNc !== nc) throw metadataError(path, 'nc', `is ${declaredNc}, but the model outputs ${nc} class columns`);
+      if (md.has('names')) names = checkNames(field('names'), path, nc);
     } catch (err) {
       await engine.close();
       throw err;
@@ -159,9 +204,9 @@ async function loadOnnxModel(path: string, options: LoadOptions): Promise<LibreY
   const precision = input.dtype === 'float16' || md.get('precision') === 'fp16' ? 'fp16' : 'fp32';
   return new LibreYOLOModel({
     family,
-    size: md.get('size') ?? md.get('model_size') ?? 'unknown',
-    task: md.get('task') ?? 'detect',
-    names: parseNames(md.get('names'), nc),
+    size: mdSize ?? 'unknown',
+    task: mdTask ?? 'detect',
+    names: namesOrDefault(names, nc),
     imgsz,
     weightsPath: path,
     format: 'onnx',

@@ -8,9 +8,9 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { basename, dirname, extname, isAbsolute, join, relative, resolve, sep } from 'node:path';
-import { unzipSync } from 'fflate';
 import { parse as parseYaml } from 'yaml';
 import { LibreYOLOError } from '../errors.ts';
+import { ZipArchive } from '../util/zip.ts';
 import { labelPathFor, readLabels, type ImageLabels } from './labels.ts';
 
 /** Image suffixes a dataset split is searched for (case-insensitive). */
@@ -278,13 +278,12 @@ async function fetchZip(url: string, connectTimeoutMs: number): Promise<Uint8Arr
  * folder beside `root` and a rename, so an interrupted run leaves no half-filled dataset.
  */
 export async function extractZipInto(zip: Uint8Array, root: string, label = 'archive'): Promise<void> {
-  let entries: Record<string, Uint8Array>;
-  try {
-    entries = unzipSync(zip);
-  } catch (err) {
-    throw new LibreYOLOError('data_invalid', `${label} is not a valid zip archive (${(err as Error).message})`, { cause: err });
-  }
-  const names = Object.keys(entries).filter((n) => !n.startsWith('__MACOSX/') && n !== '');
+  // Entries are inflated one at a time as they are written, within the limits of util/zip.ts.
+  const archive = new ZipArchive(zip, {
+    fail: (why, kind) => new LibreYOLOError('data_invalid', kind === 'not_zip' ? `${label} is not a valid zip archive (${why})` : `${label}: ${why}`),
+  });
+  const entries = new Map(archive.entries.map((e) => [e.name, e]));
+  const names = [...entries.keys()].filter((n) => !n.startsWith('__MACOSX/') && n !== '');
   for (const n of names) {
     const parts = n.split(/[\\/]/);
     if (isAbsolute(n) || parts.includes('..')) throw new LibreYOLOError('data_invalid', `${label}: unsafe path in zip entry '${n}'`);
@@ -301,7 +300,7 @@ export async function extractZipInto(zip: Uint8Array, root: string, label = 'arc
       const dest = join(staging, ...rel.split('/'));
       if (n.endsWith('/')) { await mkdir(dest, { recursive: true }); continue; }
       await mkdir(dirname(dest), { recursive: true });
-      await writeFile(dest, entries[n]!);
+      await writeFile(dest, archive.read(entries.get(n)!));
     }
     if (await statOrNull(root)) await rm(root, { recursive: true, force: true });
     await mkdir(dirname(root), { recursive: true });

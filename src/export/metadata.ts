@@ -1,4 +1,4 @@
-/** ONNX metadata_props as the original writes them (all strings), and reading them back. */
+/** ONNX metadata_props as the original writes them (all strings); weights/model-metadata.ts reads them back. */
 
 export const SUPPORTED_TASKS = ['detect', 'segment', 'semantic', 'pose', 'classify', 'obb'];
 
@@ -40,21 +40,4 @@ export function exportMetadata(m: ExportMetadataInput): Map<string, string> {
     ['obb', 'false'],
     ...(m.quantRecipe ? [['quant_recipe', m.quantRecipe] as [string, string]] : []),
   ]);
-}
-
-/** `names` metadata (JSON object with string keys, or a list) -> id -> name. */
-export function parseNames(raw: string | undefined, nc: number): Record<number, string> {
-  const names: Record<number, string> = {};
-  if (raw) {
-    try {
-      const parsed: unknown = JSON.parse(raw);
-      if (Array.isArray(parsed)) parsed.forEach((v, k) => (names[k] = String(v)));
-      else if (parsed && typeof parsed === 'object') for (const [k, v] of Object.entries(parsed)) names[Number(k)] = String(v);
-    } catch {
-      // Unparseable names fall back to class<i> below.
-    }
-  }
-  for (let k = 0; k < nc; k++) names[k] ??= `class${k}`;
-  for (const k of Object.keys(names)) if (Number(k) >= nc || Number(k) < 0) delete names[Number(k)];
-  return names;
 }

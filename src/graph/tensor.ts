@@ -53,7 +53,8 @@ export function fromBytes(dtype: DType, dims: number[], bytes: Uint8Array): Host
   if (bytes.byteLength < n * size) {
     throw new RangeError(`tensor data too short: need ${n * size} bytes for ${dtype}[${dims.join(',')}], have ${bytes.byteLength}`);
   }
-  const aligned = bytes.byteOffset % size === 0 ? bytes : bytes.slice(0, n * size);
+  // A copy for unaligned data: `new Uint8Array(view)` copies even for a Buffer, whose slice() would not.
+  const aligned = bytes.byteOffset % size === 0 ? bytes : new Uint8Array(bytes.subarray(0, n * size));
   const { buffer, byteOffset } = aligned;
   const data: TypedData = (() => {
     switch (dtype) {

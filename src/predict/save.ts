@@ -32,8 +32,12 @@ function textColour(hex: string): string {
   return lum > 150 ? '#000000' : '#FFFFFF';
 }
 
+/** Characters XML 1.0 cannot carry even as references (controls, lone surrogates), plus C1 controls. */
+const XML_UNSAFE = /[\u0000-\u001f\u007f-\u009f\ufffe\uffff]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+
+/** Label text for SVG: markup characters as references, unsafe ones as U+FFFD (names may come from any file). */
 function xmlEscape(s: string): string {
-  return s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+  return s.replace(XML_UNSAFE, '\ufffd').replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
 
 const fmt = (v: number): string => (Math.round(v * 10) / 10).toString();

@@ -11,6 +11,7 @@ import type { Results } from './results.ts';
 import { stageDir } from '../util/fs.ts';
 import { drawDetections, encodeImage, formatForExt, type ImageFormat } from './save.ts';
 import type { TileBox } from './tiling.ts';
+import { insideOrThrow, safeSegment } from '../util/paths.ts';
 
 const pad = (v: number, n = 2): string => String(v).padStart(n, '0');
 
@@ -51,7 +52,10 @@ export async function saveTiled(s: TiledSaveInput): Promise<{ dir: string; tiles
     : join(resolve(s.baseDir), 'runs', 'tiled_detections');
   // Written under a hidden partial name and renamed when metadata.json is in: a killed run leaves
   // no folder under the final name without its metadata or with truncated tiles.
-  const staged = await stageDir(parent, `${s.stem}_${s.family}_${s.size}_${timestamp()}`);
+  // stem, family and size come from files (image names, model metadata): one safe segment each.
+  const name = `${safeSegment(s.stem, 'image')}_${safeSegment(s.family)}_${safeSegment(s.size)}_${timestamp()}`;
+  insideOrThrow(parent, name, 'the tiled detections folder');
+  const staged = await stageDir(parent, name);
   try {
     await writeTiledFolder(staged.path, s, format);
   } catch (err) {

@@ -9,7 +9,8 @@ import { LibreYOLOError } from '../errors.ts';
 interface LimitSpec {
   env: string;
   default: number;
-  unit: 'bytes' | 'ms' | 'count';
+  /** `ratio` values may be fractional (unpacked bytes per archive byte); the others are whole. */
+  unit: 'bytes' | 'ms' | 'count' | 'ratio';
   /** what the limit bounds, for messages */
   what: string;
 }
@@ -27,10 +28,25 @@ export const LIMITS = {
   downloadConnectTimeoutMs: { env: 'LIBREYOLO_DOWNLOAD_CONNECT_TIMEOUT_MS', default: 30_000, unit: 'ms', what: 'download connect timeout' },
   /** Weight downloads: longest silence between two chunks of the body. */
   downloadIdleTimeoutMs: { env: 'LIBREYOLO_DOWNLOAD_IDLE_TIMEOUT_MS', default: 60_000, unit: 'ms', what: 'download idle timeout' },
-  /** Largest network input side (imgsz): memory grows with its square (about 0.6 GB over the baseline for yolo9t at 2560). */
+  /**
+   * Largest network input side (imgsz, also as model files declare it: metadata imgsz, a static ONNX
+   * input): memory grows with its square (about 0.6 GB over the baseline for yolo9t at 2560).
+   */
   imgsz: { env: 'LIBREYOLO_MAX_IMGSZ', default: 4096, unit: 'count', what: 'imgsz' },
   /** Files collected from one source folder. */
   folderFiles: { env: 'LIBREYOLO_MAX_FOLDER_FILES', default: 1_000_000, unit: 'count', what: 'images in a folder' },
+  /** Bytes one zip entry may unpack to (a .pt storage, a dataset file). */
+  zipEntryBytes: { env: 'LIBREYOLO_MAX_ZIP_ENTRY_BYTES', default: 2 * 2 ** 30, unit: 'bytes', what: 'unpacked size of one zip entry' },
+  /** Bytes all the entries read from one zip archive may add up to. */
+  unzipBytes: { env: 'LIBREYOLO_MAX_UNZIP_BYTES', default: 32 * 2 ** 30, unit: 'bytes', what: 'unpacked size of one zip archive' },
+  /** Unpacked bytes per archive byte, beyond a 64 MiB allowance: deflate bombs reach 1000:1, weights ~1.1:1. */
+  unzipRatio: { env: 'LIBREYOLO_MAX_UNZIP_RATIO', default: 10, unit: 'ratio', what: 'unpacked bytes per zip archive byte' },
+  /** A checkpoint's pickle (data.pkl): the object tree, whose tensors live outside it. */
+  pickleBytes: { env: 'LIBREYOLO_MAX_PICKLE_BYTES', default: 256 * 2 ** 20, unit: 'bytes', what: 'checkpoint pickle size' },
+  /** Tensor bytes a checkpoint may rebuild per byte of storage it holds, beyond a 64 MiB allowance. */
+  tensorExpansion: { env: 'LIBREYOLO_MAX_TENSOR_EXPANSION', default: 2, unit: 'ratio', what: 'tensor bytes per checkpoint storage byte' },
+  /** Largest class count a model file may declare. */
+  classes: { env: 'LIBREYOLO_MAX_CLASSES', default: 100_000, unit: 'count', what: 'class count' },
 } as const satisfies Record<string, LimitSpec>;
 
 export type LimitName = keyof typeof LIMITS;
@@ -43,9 +59,11 @@ const SUFFIX: Record<string, number> = { '': 1, k: 2 ** 10, m: 2 ** 20, g: 2 ** 
 export function parseLimitValue(name: LimitName, text: string): number {
   const spec: LimitSpec = LIMITS[name];
   const m = /^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)i?b?\s*$/i.exec(text);
-  const value = m && (spec.unit === 'bytes' || m[2] === '') ? Math.floor(Number(m[1]) * SUFFIX[m[2]!.toLowerCase()]!) : NaN;
+  const scaled = m && (spec.unit === 'bytes' || m[2] === '') ? Number(m[1]) * SUFFIX[m[2]!.toLowerCase()]! : NaN;
+  const value = spec.unit === 'ratio' ? scaled : Math.floor(scaled);
   if (!Number.isFinite(value) || value <= 0) {
-    const form = spec.unit === 'bytes' ? 'a positive byte count such as 268435456, 256M or 2G' : `a positive number (${spec.unit === 'ms' ? 'milliseconds' : 'a count'})`;
+    const form = spec.unit === 'bytes' ? 'a positive byte count such as 268435456, 256M or 2G'
+      : `a positive number (${spec.unit === 'ms' ? 'milliseconds' : spec.unit === 'ratio' ? 'a ratio, such as 10 or 2.5' : 'a count'})`;
     throw new LibreYOLOError('config_range_error', `${spec.env} must be ${form}, got '${text}'`);
   }
   return value;
@@ -78,7 +96,7 @@ export function currentLimits(): Record<LimitName, number> {
 export function describeLimit(name: LimitName, value = limit(name)): string {
   const spec: LimitSpec = LIMITS[name];
   if (spec.unit === 'ms') return `${value / 1000} s`;
-  if (spec.unit === 'count') return String(value);
+  if (spec.unit === 'count' || spec.unit === 'ratio') return String(value);
   return describeBytes(value);
 }
 
@@ -92,3 +110,6 @@ export function describeBytes(n: number): string {
 export function raiseAdvice(name: LimitName): string {
   return `To allow more, set ${LIMITS[name].env} (or call setLimits({ ${name}: ... }) from the library).`;
 }
+
+/** Allowance below which the ratio limits (unzipRatio, tensorExpansion) do not apply: small files may be all zeros. */
+export const RATIO_ALLOWANCE_BYTES = 64 * 2 ** 20;

@@ -10,6 +10,7 @@ import { LibreYOLOError } from '../errors.ts';
 import type { HostTensor } from '../graph/tensor.ts';
 import { isHostTensor, PyOrderedDict, TorchDtype, type PyValue, type PyWritable } from './pickle.ts';
 import { readSafetensors } from './safetensors.ts';
+import { checkCount, checkNames, checkNamesCover, checkToken } from './model-metadata.ts';
 import { readTorchCheckpoint, writeTorchCheckpoint } from './torch-checkpoint.ts';
 
 export interface CheckpointMetadata {
@@ -26,7 +27,7 @@ export interface LoadedCheckpoint {
   stateDict: Map<string, HostTensor>;
   metadata: CheckpointMetadata;
   format: 'pt' | 'safetensors';
-  /** Metadata entries that were present but ill-typed (left out of `metadata`). */
+  /** Notes about the file that did not stop it loading (none at present: bad metadata is an error). */
   warnings: string[];
 }
 
@@ -35,7 +36,7 @@ const WEIGHT_KEYS = ['ema', 'ema_net', 'net', 'model', 'state_dict'];
 /** Top-level entries that hold weights or optimizer state, never metadata. */
 const NON_METADATA_KEYS = new Set([...WEIGHT_KEYS, 'train_model', 'optimizer']);
 
-export async function loadCheckpointFile(path: string): Promise<LoadedCheckpoint> {
+export async function loadCheckpointFile(path: string, env: NodeJS.ProcessEnv = process.env): Promise<LoadedCheckpoint> {
   let bytes: Uint8Array;
   try {
     bytes = await readFile(path);
@@ -44,17 +45,17 @@ export async function loadCheckpointFile(path: string): Promise<LoadedCheckpoint
     if (code === 'ENOENT') throw new LibreYOLOError('model_not_found', `Model weights file not found: ${path}`, { cause });
     throw new LibreYOLOError('io_error', `Cannot read ${path}: ${(cause as Error).message}`, { cause });
   }
-  return parseCheckpoint(bytes, path);
+  return parseCheckpoint(bytes, path, env);
 }
 
 /** Same as loadCheckpointFile, from bytes already in memory. */
-export function parseCheckpoint(bytes: Uint8Array, path: string): LoadedCheckpoint {
+export function parseCheckpoint(bytes: Uint8Array, path: string, env: NodeJS.ProcessEnv = process.env): LoadedCheckpoint {
   const warnings: string[] = [];
   if (isSafetensors(bytes, path)) {
     const st = readSafetensors(bytes, path);
-    return { stateDict: fixKeys(st.tensors), metadata: metadataFromStrings(st.metadata, warnings, path), format: 'safetensors', warnings };
+    return { stateDict: fixKeys(st.tensors), metadata: metadataFromStrings(st.metadata, path), format: 'safetensors', warnings };
   }
-  const top = readTorchCheckpoint(bytes, path);
+  const top = readTorchCheckpoint(bytes, path, env);
   if (!(top instanceof Map)) throw new LibreYOLOError('model_load_failed', `Cannot load ${path}: it holds no dict of weights.`);
   const { weights, itself } = pickWeights(top);
   const raw = new Map<string, PyValue>();
@@ -65,7 +66,7 @@ export function parseCheckpoint(bytes: Uint8Array, path: string): LoadedCheckpoi
   }
   const stateDict = new Map<string, HostTensor>();
   for (const [k, v] of weights) if (typeof k === 'string' && isHostTensor(v)) stateDict.set(k, v);
-  return { stateDict: fixKeys(stateDict), metadata: typedMetadata(raw, warnings, path), format: 'pt', warnings };
+  return { stateDict: fixKeys(stateDict), metadata: typedMetadata(raw, path), format: 'pt', warnings };
 }
 
 function isSafetensors(bytes: Uint8Array, path: string): boolean {
@@ -96,22 +97,33 @@ function fixKeys(sd: Map<string, HostTensor>): Map<string, HostTensor> {
 }
 
 /**
- * Pickles can share (and even cycle through) memoised containers, so walks over metadata are
- * bounded: a crafted file must not turn a few bytes into an exponential expansion.
+ * Pickles can share (and even cycle through) memoised containers and nest them arbitrarily deep, so
+ * walks over metadata are bounded: a crafted file must not turn a few bytes into an exponential
+ * expansion or a stack overflow.
  */
 const MAX_METADATA_NODES = 1_000_000;
+const MAX_METADATA_DEPTH = 100;
 
-function containsTensor(v: unknown, seen = new Set<unknown>()): boolean {
-  if (isHostTensor(v)) return true;
-  if (!(v instanceof Map || Array.isArray(v)) || seen.has(v)) return false;
-  seen.add(v);
-  for (const x of v instanceof Map ? v.values() : v) if (containsTensor(x, seen)) return true;
+/** Iterative, so a list nested a million deep is just a long loop. */
+function containsTensor(root: unknown): boolean {
+  const seen = new Set<unknown>();
+  const todo = [root];
+  while (todo.length > 0) {
+    const v = todo.pop();
+    if (isHostTensor(v)) return true;
+    if (!(v instanceof Map || Array.isArray(v)) || seen.has(v)) continue;
+    seen.add(v);
+    for (const x of v instanceof Map ? v.values() : v) todo.push(x);
+  }
   return false;
 }
 
 /** Python values to JSON-like JS: dicts to objects (keys as strings), sets to arrays, dtypes to names. */
 function toPlain(v: PyValue, budget: { left: number; path: string }, ancestors = new Set<unknown>()): unknown {
   if (--budget.left < 0) throw new LibreYOLOError('model_load_failed', `Cannot load ${budget.path}: its metadata is too large or too deeply shared to decode.`);
+  if (ancestors.size > MAX_METADATA_DEPTH) {
+    throw new LibreYOLOError('model_load_failed', `Cannot load ${budget.path}: its metadata nests containers more than ${MAX_METADATA_DEPTH} levels deep, which no checkpoint needs; the file is damaged or crafted.`);
+  }
   if (!(v instanceof Map || v instanceof Set || Array.isArray(v))) return v instanceof TorchDtype ? v.name : v;
   if (ancestors.has(v)) throw new LibreYOLOError('model_load_failed', `Cannot load ${budget.path}: its metadata contains a cycle.`);
   ancestors.add(v);
@@ -138,48 +150,38 @@ export function normalizeNames(v: unknown): Record<number, string> | undefined {
   return out;
 }
 
-function typedMetadata(raw: Map<string, PyValue>, warnings: string[], path: string): CheckpointMetadata {
+/** The fields the package uses are validated (model-metadata.ts); the rest are kept as plain values. None means absent. */
+function typedMetadata(raw: Map<string, PyValue>, path: string): CheckpointMetadata {
   const meta: CheckpointMetadata = {};
   const budget = { left: MAX_METADATA_NODES, path };
   for (const [k, v] of raw) {
+    if (v === null && (KNOWN_FIELDS as readonly string[]).includes(k)) continue;
     switch (k) {
       case 'model_family': case 'size': case 'task':
-        if (typeof v === 'string') meta[k] = v;
-        else warnings.push(`metadata ${k} should be a string`);
+        meta[k] = checkToken(v, k, path);
         break;
-      case 'nc': case 'imgsz': {
-        const n = typeof v === 'bigint' ? Number(v) : v;
-        if (typeof n === 'number' && Number.isSafeInteger(n)) meta[k] = n;
-        else warnings.push(`metadata ${k} should be an integer`);
+      case 'nc':
+        meta.nc = checkCount(v, k, path, 'classes');
         break;
-      }
-      case 'names': {
-        const names = normalizeNames(v);
-        if (names) meta.names = names;
-        else warnings.push('metadata names should be a dict {int: str} or a list of str');
+      case 'imgsz':
+        meta.imgsz = checkCount(v, k, path, 'imgsz');
         break;
-      }
+      case 'names':
+        meta.names = checkNames(v, path);
+        break;
       default:
         meta[k] = toPlain(v, budget);
     }
   }
+  if (meta.names && meta.nc !== undefined) checkNamesCover(meta.names, meta.nc, path);
   return meta;
 }
 
-/** safetensors metadata is str -> str; decode the fields we know (ints, names as JSON). */
-function metadataFromStrings(md: Record<string, string>, warnings: string[], path: string): CheckpointMetadata {
-  const raw = new Map<string, PyValue>();
-  for (const [k, s] of Object.entries(md)) {
-    if ((k === 'nc' || k === 'imgsz') && /^\d+$/.test(s.trim())) raw.set(k, Number(s));
-    else if (k === 'names') {
-      try {
-        raw.set(k, JSON.parse(s) as PyValue);
-      } catch {
-        warnings.push('metadata names is not JSON');
-      }
-    } else raw.set(k, s);
-  }
-  return typedMetadata(raw, warnings, path);
+const KNOWN_FIELDS = ['model_family', 'size', 'task', 'nc', 'imgsz', 'names'] as const;
+
+/** safetensors metadata is str -> str: nc and imgsz are decimal text, names is JSON text. */
+function metadataFromStrings(md: Record<string, string>, path: string): CheckpointMetadata {
+  return typedMetadata(new Map(Object.entries(md)), path);
 }
 
 /**

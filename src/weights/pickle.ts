@@ -1,7 +1,8 @@
 /**
  * A safe Python-pickle codec for PyTorch checkpoints.
  *
- * Reading: a stack machine over the binary opcodes torch emits (protocols 2-5). Nothing is ever
+ * Reading: a stack machine over the opcodes torch emits (protocols 1-5; `torch.save(...,
+ * pickle_protocol=1)` writes booleans and big ints as text INT/LONG lines). Nothing is ever
  * executed from the file: every GLOBAL is looked up in a fixed allow-list of tensor rebuilders and
  * plain containers, and anything else is refused at the GLOBAL opcode itself, before a REDUCE could
  * call it.
@@ -15,7 +16,9 @@
  * Dicts are Maps so that key types survive: `names = {0: 'person'}` decodes to a Map whose key is
  * the number 0, so `names.get(0)` works and `names.get('0')` does not. Insertion order is kept.
  * Tensors are contiguous; when the layout allows they are views of their storage's bytes, so tensors
- * that shared a storage in Python share memory here too. The `_metadata` attribute torch attaches to
+ * that shared a storage in Python share memory here too. The tensors rebuilt from a pickle may add up
+ * to at most `maxTensorExpansion` times the bytes of the storages it loads (plus 64 MiB), so views
+ * (stride 0, or many views of one storage) cannot multiply memory. The `_metadata` attribute torch attaches to
  * state dicts (BUILD on an OrderedDict) is dropped.
  *
  * Writing (`dumpsTorchPickle`): protocol 2 with the opcode structure `torch.save` produces (minus
@@ -24,6 +27,7 @@
 
 import { LibreYOLOError } from '../errors.ts';
 import { BYTES_PER_ELEMENT, f16ToF32, fromBytes, numel, zeros, type DType, type HostTensor } from '../graph/tensor.ts';
+import { describeBytes, describeLimit, raiseAdvice, RATIO_ALLOWANCE_BYTES } from '../util/limits.ts';
 
 // ---------------------------------------------------------------------------------------------
 // Value types
@@ -65,6 +69,25 @@ export interface UnpickleOptions {
   loadStorage?: (req: StorageRequest) => Uint8Array;
   /** Names the file in error messages. */
   source?: string;
+  /** Tensor bytes allowed per storage byte loaded (beyond 64 MiB); default 2. */
+  maxTensorExpansion?: number;
+}
+
+/** Bytes of storage loaded and of tensors rebuilt from them, for the expansion cap. */
+class TensorBudget {
+  storageBytes = 0;
+  tensorBytes = 0;
+  constructor(readonly expansion: number, readonly source: string) {}
+  charge(bytes: number, what: string): void {
+    this.tensorBytes += bytes;
+    const allowed = RATIO_ALLOWANCE_BYTES + this.expansion * this.storageBytes;
+    if (this.tensorBytes > allowed) {
+      throw new LibreYOLOError('model_load_failed',
+        `Cannot load ${this.source}: its tensors would take ${describeBytes(this.tensorBytes)} (${what} is the one that passes the limit), ` +
+          `but the file holds only ${describeBytes(this.storageBytes)} of storage; views that repeat storage (stride 0, or one storage viewed many times) may add up to ` +
+          `${describeLimit('tensorExpansion', this.expansion)} times the storage plus 64 MiB. The file is crafted or damaged. If you trust it: ${raiseAdvice('tensorExpansion')}`);
+    }
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -96,7 +119,7 @@ const TORCH_DTYPE_GLOBALS: Record<string, DType> = {
   int16: 'int16', short: 'int16', int8: 'int8', uint8: 'uint8', bool: 'bool',
 };
 
-function buildAllowList(source: string): Map<string, SafeGlobal | TorchDtype> {
+function buildAllowList(source: string, budget: TensorBudget): Map<string, SafeGlobal | TorchDtype> {
   const m = new Map<string, SafeGlobal | TorchDtype>();
   const fn = (name: string, call: (args: unknown[]) => unknown) => m.set(name, new SafeGlobal(name, call));
   const bad = (what: string) => corrupt(source, what);
@@ -107,8 +130,8 @@ function buildAllowList(source: string): Map<string, SafeGlobal | TorchDtype> {
     if (Array.isArray(items)) for (const kv of items) if (Array.isArray(kv) && kv.length === 2) d.set(kv[0] as PyValue, kv[1] as PyValue);
     return d;
   });
-  fn('torch._utils._rebuild_tensor_v2', (args) => rebuildTensor(args, source));
-  fn('torch._utils._rebuild_tensor', (args) => rebuildTensor(args, source));
+  fn('torch._utils._rebuild_tensor_v2', (args) => rebuildTensor(args, source, budget));
+  fn('torch._utils._rebuild_tensor', (args) => rebuildTensor(args, source, budget));
   // Parameters rebuild to their data; requires_grad and hooks mean nothing here.
   fn('torch._utils._rebuild_parameter', (args) => expectTensor(args[0], source));
   fn('torch._utils._rebuild_parameter_with_state', (args) => expectTensor(args[0], source));
@@ -189,7 +212,7 @@ function intList(v: unknown): number[] | null {
 }
 
 /** _rebuild_tensor_v2(storage, offset, size, stride, ...): materialise as a contiguous HostTensor. */
-function rebuildTensor(args: unknown[], source: string): HostTensor {
+function rebuildTensor(args: unknown[], source: string, budget: TensorBudget): HostTensor {
   const [storage, offsetRaw] = args;
   const size = intList(args[2]);
   const stride = intList(args[3]);
@@ -207,6 +230,8 @@ function rebuildTensor(args: unknown[], source: string): HostTensor {
   if (last >= storage.numel || storage.bytes.byteLength < (last + 1) * es) {
     throw corrupt(source, `tensor ${dtype}[${size.join(',')}] reaches past the end of its storage`);
   }
+  // Charged before anything is copied: a view costs nothing here but its full size downstream.
+  budget.charge(n * es, `tensor ${dtype}[${size.join(',')}]`);
   if (isContiguous(size, stride)) return fromBytes(dtype, size, storage.bytes.subarray(offset * es, (offset + n) * es));
   // Non-contiguous views (rare in state dicts): gather element by element in row-major order.
   // An expanded view (stride 0) could claim far more elements than its storage holds; cap it.
@@ -264,10 +289,22 @@ function small(v: bigint): number | bigint {
 
 const utf8 = new TextDecoder('utf-8');
 
+/** Longest LONG1/LONG4 integer accepted, in bytes (LONG1 is at most 255 anyway). */
+const MAX_LONG_BYTES = 4096;
+
+/** Valid pickle opcodes this reader refuses, named for the message. */
+const UNSUPPORTED_OPCODES: Record<number, string> = {
+  0x53: "protocol-0 STRING ('S')", 0x56: "protocol-0 UNICODE ('V')", 0x50: "protocol-0 PERSID ('P')",
+  0x69: "INST ('i')", 0x6f: "OBJ ('o')", 0x82: 'EXT1', 0x83: 'EXT2', 0x84: 'EXT4',
+  0x97: 'NEXT_BUFFER (out-of-band buffers)', 0x98: 'READONLY_BUFFER (out-of-band buffers)',
+};
+
 /** Decodes a pickle; tensors come back as HostTensor. Throws LibreYOLOError on unsafe or corrupt data. */
 export function unpickle(bytes: Uint8Array, options: UnpickleOptions = {}): PyValue {
   const source = options.source ?? 'pickle data';
-  const allow = buildAllowList(source);
+  const budget = new TensorBudget(options.maxTensorExpansion ?? 2, source);
+  const allow = buildAllowList(source, budget);
+  const storages = new Map<string, TorchStorage>(); // one per key, however often the pickle names it
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const memo = new Map<number, unknown>();
   const metastack: unknown[][] = [];
@@ -343,8 +380,23 @@ export function unpickle(bytes: Uint8Array, options: UnpickleOptions = {}): PyVa
     const n = typeof count === 'bigint' ? Number(count) : count;
     if (typeof n !== 'number' || !Number.isSafeInteger(n) || n < 0) throw corrupt(source, 'bad storage size');
     if (!options.loadStorage) throw corrupt(source, 'tensor storage outside a checkpoint archive');
+    const known = storages.get(String(key));
+    if (known) {
+      if (known.dtype !== cls.storageDtype || known.numel !== n) throw corrupt(source, `storage ${String(key)} is described twice with different types or sizes`);
+      return known;
+    }
     const req: StorageRequest = { key: String(key), dtype: cls.storageDtype, numel: n, location: String(location) };
-    return new TorchStorage(req.dtype, n, options.loadStorage(req));
+    const storage = new TorchStorage(req.dtype, n, options.loadStorage(req));
+    storages.set(req.key, storage);
+    budget.storageBytes += n * BYTES_PER_ELEMENT[req.dtype];
+    return storage;
+  };
+  // Protocol 0/1 text integers: INT "I<decimal>\n" (I00/I01 are False/True), LONG "L<decimal>L\n".
+  const textInt = (s: string, long: boolean) => {
+    const digits = long && s.endsWith('L') ? s.slice(0, -1) : s;
+    if (!/^[+-]?\d{1,400}$/.test(digits.trim())) throw corrupt(source, `bad text integer ${JSON.stringify(s.slice(0, 40))}`);
+    if (!long && (digits === '00' || digits === '01')) return digits === '01';
+    return small(BigInt(digits.trim()));
   };
 
   for (;;) {
@@ -405,7 +457,7 @@ export function unpickle(bytes: Uint8Array, options: UnpickleOptions = {}): PyVa
         break;
       }
       case 0x61: { const v = pop(); asList(top()).push(v); break; } // APPEND
-      case 0x65: { const items = popMark(); asList(top()).push(...items); break; } // APPENDS
+      case 0x65: { const items = popMark(); const l = asList(top()); for (const it of items) l.push(it); break; } // APPENDS (no spread: lists can be long)
       case 0x90: { // ADDITEMS
         const items = popMark();
         const s = top();
@@ -420,10 +472,33 @@ export function unpickle(bytes: Uint8Array, options: UnpickleOptions = {}): PyVa
       case 0x8b: { // LONG4
         const n = view.getInt32(need(4), true);
         if (n < 0) throw corrupt(source, 'negative LONG4 length');
+        // Decoding is quadratic in the length; no checkpoint value needs more than a few words.
+        if (n > MAX_LONG_BYTES) throw corrupt(source, `an integer of ${n} bytes`);
         stack.push(intFromLE(raw(n)));
         break;
       }
       case 0x47: stack.push(view.getFloat64(need(8), false)); break; // BINFLOAT (big-endian)
+      case 0x49: stack.push(textInt(line(), false)); break; // INT (protocols 0-1)
+      case 0x4c: stack.push(textInt(line(), true)); break; // LONG (protocols 0-1)
+      case 0x46: { // FLOAT (protocol 0 text)
+        const t = line().trim();
+        const v = Number(t);
+        if (t === '' || (Number.isNaN(v) && !/^[+-]?nan$/i.test(t))) throw corrupt(source, `bad text float ${JSON.stringify(t.slice(0, 40))}`);
+        stack.push(v);
+        break;
+      }
+      case 0x70: { // PUT (protocol 0 text memo index)
+        const i = Number(line());
+        if (!Number.isSafeInteger(i) || i < 0) throw corrupt(source, 'bad PUT index');
+        memo.set(i, top());
+        break;
+      }
+      case 0x67: { // GET
+        const i = Number(line());
+        if (!Number.isSafeInteger(i) || i < 0) throw corrupt(source, 'bad GET index');
+        stack.push(getMemo(i));
+        break;
+      }
       case 0x58: stack.push(utf8.decode(raw(u32()))); break; // BINUNICODE
       case 0x8d: stack.push(utf8.decode(raw(u64()))); break; // BINUNICODE8
       case 0x8c: stack.push(utf8.decode(raw(u8()))); break; // SHORT_BINUNICODE
@@ -461,8 +536,15 @@ export function unpickle(bytes: Uint8Array, options: UnpickleOptions = {}): PyVa
         break;
       }
       case 0x51: stack.push(persistent(pop())); break; // BINPERSID
-      default: // protocol-0 text opcodes, INST/OBJ and extension registries are never needed for torch files
-        throw corrupt(source, `unsupported pickle opcode 0x${op.toString(16).padStart(2, '0')} at byte ${pos - 1}`);
+      default: { // the remaining protocol-0 text opcodes, INST/OBJ and extension registries: torch never writes them
+        const name = UNSUPPORTED_OPCODES[op];
+        if (name) {
+          throw new LibreYOLOError('model_load_failed',
+            `Could not read ${source}: its pickle uses the ${name} opcode at byte ${pos - 1}, which this reader does not support ` +
+              '(torch.save never writes it; checkpoints saved with pickle_protocol 1 to 5 load). Re-save it with torch.save(obj, path).');
+        }
+        throw corrupt(source, `unknown pickle opcode 0x${op.toString(16).padStart(2, '0')} at byte ${pos - 1}`);
+      }
     }
   }
 }

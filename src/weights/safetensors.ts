@@ -45,6 +45,7 @@ export function readSafetensors(input: Uint8Array, path: string): Safetensors {
 
   const data = bytes.subarray(dataStart);
   const tensors = new Map<string, HostTensor>();
+  const spans: { name: string; begin: number; end: number }[] = [];
   let metadata: Record<string, string> = {};
   for (const [name, entry] of Object.entries(header as Record<string, unknown>)) {
     if (name === '__metadata__') {
@@ -65,9 +66,26 @@ export function readSafetensors(input: Uint8Array, path: string): Safetensors {
     if (end - begin !== numel(dims) * BYTES_PER_ELEMENT[dtype] || end > data.length) {
       throw bad(path, `tensor ${name} data [${begin}, ${end}) does not match its shape or lies past the end of the file`);
     }
+    spans.push({ name, begin, end });
     tensors.set(name, fromBytes(dtype, dims, data.subarray(begin, end)));
   }
+  checkTiling(spans, data.length, path);
   return { tensors, metadata };
+}
+
+/**
+ * As the reference implementation requires: the tensors' byte ranges, in order, tile the data
+ * exactly (no overlap, so two tensors never share bytes; no gap; nothing after the last).
+ */
+function checkTiling(spans: { name: string; begin: number; end: number }[], length: number, path: string): void {
+  spans.sort((a, b) => a.begin - b.begin || a.end - b.end);
+  let at = 0;
+  for (const s of spans) {
+    if (s.begin < at) throw bad(path, `tensor ${s.name} data [${s.begin}, ${s.end}) overlaps the tensor before it`);
+    if (s.begin > at) throw bad(path, `tensor ${s.name} data starts at ${s.begin}, leaving a gap after byte ${at}`);
+    at = s.end;
+  }
+  if (at !== length) throw bad(path, `the tensors cover ${at} of the ${length} data bytes`);
 }
 
 function readMetadata(entry: unknown, path: string): Record<string, string> {
