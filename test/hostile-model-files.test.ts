@@ -19,6 +19,7 @@ import { GraphBuilder } from '../src/graph/builder.ts';
 import { deserializeModel, serializeModel } from '../src/graph/onnx.ts';
 import type { Dim } from '../src/graph/ir.ts';
 import { saveTiled } from '../src/predict/tiled-save.ts';
+import { insideOrThrow } from '../src/util/fs.ts';
 import { Boxes, Results } from '../src/predict/results.ts';
 import { loadCheckpointFile, parseCheckpoint } from '../src/weights/checkpoint.ts';
 import { readSafetensors, writeSafetensors } from '../src/weights/safetensors.ts';
@@ -386,10 +387,13 @@ describe('path traversal through metadata (issue 15 item 4)', () => {
       ext: 'jpg', baseDir: base, tileSize: 32, overlapRatio: 0.2, conf: 0.25, iou: 0.45,
     });
     assert.equal(relative(join(base, 'runs', 'tiled_detections'), out.dir).split(/[\\/]/).length, 1, out.dir);
-    assert.match(out.dir, /\/_\.\._\.\._stem__\.\._fam__\.\._\.\._escape_\d{8}_\d{6}_\d{6}$/);
+    assert.match(out.dir, /\/\.\._\.\._\.\._stem_\.\._\.\._fam_\.\._\.\._\.\._escape_\d{8}_\d{6}_\d{6}$/);
     const written = readdirSync(base, { recursive: true, withFileTypes: true }).filter((e) => !e.isDirectory()).map((e) => relative(base, join(e.parentPath, e.name)));
     assert.equal(written.length, 4, written.join(', '));
     for (const f of written) assert.ok(f.startsWith(join('runs', 'tiled_detections', relative(join(base, 'runs', 'tiled_detections'), out.dir))), f);
+    // The final check itself: a name that still climbs out (or is the folder itself) is refused.
+    for (const bad of ['../x', '..', '', '/etc/x']) assert.throws(() => insideOrThrow(base, bad, 'a test folder'), expectError('io_error', /Refused to write a test folder/));
+    assert.equal(insideOrThrow(base, '.._x', 'a test folder'), join(base, '.._x'));
   });
 });
 

@@ -8,10 +8,9 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, extname, join, resolve } from 'node:path';
 import type { RgbImage } from '../data/image.ts';
 import type { Results } from './results.ts';
-import { stageDir } from '../util/fs.ts';
+import { insideOrThrow, safeFileName, stageDir } from '../util/fs.ts';
 import { drawDetections, encodeImage, formatForExt, type ImageFormat } from './save.ts';
 import type { TileBox } from './tiling.ts';
-import { insideOrThrow, safeSegment } from '../util/paths.ts';
 
 const pad = (v: number, n = 2): string => String(v).padStart(n, '0');
 
@@ -53,7 +52,7 @@ export async function saveTiled(s: TiledSaveInput): Promise<{ dir: string; tiles
   // Written under a hidden partial name and renamed when metadata.json is in: a killed run leaves
   // no folder under the final name without its metadata or with truncated tiles.
   // stem, family and size come from files (image names, model metadata): one safe segment each.
-  const name = `${safeSegment(s.stem, 'image')}_${safeSegment(s.family)}_${safeSegment(s.size)}_${timestamp()}`;
+  const name = `${safeFileName(s.stem)}_${safeFileName(s.family)}_${safeFileName(s.size)}_${timestamp()}`;
   insideOrThrow(parent, name, 'the tiled detections folder');
   const staged = await stageDir(parent, name);
   try {

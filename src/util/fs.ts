@@ -2,7 +2,7 @@
 import { randomBytes } from 'node:crypto';
 import { constants, type Stats } from 'node:fs';
 import { link, mkdir, open, readdir, rename, rm, rmdir, writeFile } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
+import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { LibreYOLOError } from '../errors.ts';
 import { describeBytes, describeLimit, raiseAdvice, type LimitName } from './limits.ts';
 
@@ -76,6 +76,16 @@ export function safeFileName(name: string): string {
   // eslint-disable-next-line no-control-regex
   const s = name.replace(/[\\/\x00-\x1f\x7f]/g, '_');
   return s === '' || s === '.' || s === '..' ? '_' : s;
+}
+
+/** `path`, resolved against `root`, when it lies inside `root`; an error naming both otherwise. */
+export function insideOrThrow(root: string, path: string, what: string): string {
+  const full = resolve(root, path);
+  const rel = relative(resolve(root), full);
+  if (rel === '' || rel.split(sep)[0] === '..' || isAbsolute(rel)) {
+    throw new LibreYOLOError('io_error', `Refused to write ${what} at ${full}: it is not inside ${resolve(root)}.`);
+  }
+  return full;
 }
 
 export const isErrno = (e: unknown, code: string): boolean => (e as NodeJS.ErrnoException)?.code === code;
