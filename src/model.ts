@@ -358,7 +358,7 @@ export class LibreYOLOModel {
   graph_info(): GraphInfo {
     if (this.graphRunner) return this.graphRunner.info();
     return {
-      family: this.family.name, supported: this.family.capabilities.SUPPORTS_CUDA_GRAPH,
+      family: this.family.name, supported: this.family.capabilities.SUPPORTS_CUDA_GRAPH && captureUnavailableReason(this.device) === null,
       captured: [], graph_count: 0, eager_fallbacks: 0, fallback_reason: null,
     };
   }

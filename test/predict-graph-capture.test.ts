@@ -28,7 +28,7 @@ describe('cuda_graph modes', () => {
     assert.equal(normalizeGraphMode(undefined), 'off');
     assert.equal(normalizeGraphMode(true), 'on');
     assert.equal(normalizeGraphMode('AUTO'), 'auto');
-    assert.throws(() => normalizeGraphMode('on'), /^LibreYOLOError: Invalid cuda_graph='on'\. Expected True, False or 'auto'\.$/m);
+    assert.throws(() => normalizeGraphMode('on'), /^LibreYOLOError: Invalid cuda_graph='on'\. Expected true, false or 'auto'\.$/m);
     assert.throws(() => normalizeGraphMode('yes'), /Invalid cuda_graph='yes'\./);
     assert.throws(() => normalizeGraphMode(1), /Invalid cuda_graph=1\./);
   });
@@ -58,19 +58,19 @@ describe('graph capture on a real model', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('graph_info before any capture', () => {
-    assert.deepEqual(model.graph_info(), { family: 'yolo9', supported: true, captured: [], graph_count: 0, eager_fallbacks: 0, fallback_reason: null });
+  it('graph_info before any capture: not supported on CPU, which cannot capture', () => {
+    assert.deepEqual(model.graph_info(), { family: 'yolo9', supported: false, captured: [], graph_count: 0, eager_fallbacks: 0, fallback_reason: null });
   });
 
   it('refuses an invalid cuda_graph value before reading the source', async () => {
-    await assert.rejects(model.predict(MISSING, { cuda_graph: 'yes' }), /Invalid cuda_graph='yes'\. Expected True, False or 'auto'\./);
+    await assert.rejects(model.predict(MISSING, { cuda_graph: 'yes' }), /Invalid cuda_graph='yes'\. Expected true, false or 'auto'\./);
   });
 
   it('a family without SUPPORTS_CUDA_GRAPH raises NotImplementedError instead of running eagerly', async () => {
     registerTestFamily('test_nograph', { SUPPORTS_CUDA_GRAPH: false });
     const m = await loadAs('test_nograph', dir);
     try {
-      const message = /^NotImplementedError: cuda_graph is not supported for the 'test_nograph' family yet\. Capture requires a forward with no host-visible work, which is verified per family\. Run without cuda_graph=True, or export to ONNX\/TensorRT for a fused deployment path\.$/m;
+      const message = /^NotImplementedError: cuda_graph is not supported for the 'test_nograph' family yet\. Capture requires a forward with no host-visible work, which is verified per family\. Run without cuda_graph=true, or export to ONNX\/TensorRT for a fused deployment path\.$/m;
       await assert.rejects(m.predict(MISSING, { cuda_graph: true }), message);
       await assert.rejects(m.predict(MISSING, { cuda_graph: 'auto' }), message);
       await assert.rejects(m.capture_graph(), message);
@@ -87,6 +87,7 @@ describe('graph capture on a real model', () => {
     await assert.rejects(model.predict(MISSING, { cuda_graph: true }), CPU_REASON);
     await assert.rejects(model.predict(MISSING, { cuda_graph: 'auto' }), CPU_REASON);
     assert.equal(model.graph_info().graph_count, 0);
+    assert.equal(model.graph_info().supported, false, 'a failed capture on CPU does not leave supported: true');
   });
 
   it('validates capture_graph arguments', async () => {
@@ -113,6 +114,7 @@ describe('graph capture on a real model', () => {
       const info = m.graph_info();
       assert.equal(info.max_graphs, 8);
       assert.deepEqual(info.captured, []);
+      assert.equal(info.supported, false, 'latched after the failed capture');
       await assert.rejects(m.capture_graph({ imgsz: 320 }), /a previous capture failed for yolo9; not retrying \(call release_graphs\(\) to reset\)/);
       await m.release_graphs();
       assert.equal(m.graph_info().max_graphs, undefined, 'the cache is gone');

@@ -151,10 +151,10 @@ describe('augment: true', () => {
     const withTask = (task: string): LibreYOLOModel => new LibreYOLOModel({
       family: model.family, size: model.size, task, names: model.names, imgsz: model.imgsz, weightsPath: null, format: 'pt', network: model.network, engine: model.engine,
     });
-    await assert.rejects(withTask('embed').predict(missing, { augment: true }), /Test-time augmentation does not support embedding models\. Use augment=False\./);
-    await assert.rejects(withTask('point').predict(missing, { augment: true }), /does not support point-task models yet\. Use augment=False for point models\./);
-    await assert.rejects(withTask('edge').predict(missing, { augment: true }), /does not support edge detection yet\. Use augment=False for edge models\./);
-    await assert.rejects(withTask('obb').predict(SAMPLE_IMAGE, { augment: true }), /Test-time augmentation does not support oriented boxes yet\. Use augment=False for OBB models\./);
-    await assert.rejects(withTask('pose').predict(SAMPLE_IMAGE, { augment: true }), /does not support pose keypoints yet\. Use augment=False for pose models\./);
+    await assert.rejects(withTask('embed').predict(missing, { augment: true }), /Test-time augmentation does not support embedding models\. Use augment=false\./);
+    await assert.rejects(withTask('point').predict(missing, { augment: true }), /does not support point-task models yet\. Use augment=false for point models\./);
+    await assert.rejects(withTask('edge').predict(missing, { augment: true }), /does not support edge detection yet\. Use augment=false for edge models\./);
+    await assert.rejects(withTask('obb').predict(SAMPLE_IMAGE, { augment: true }), /Test-time augmentation does not support oriented boxes yet\. Use augment=false for OBB models\./);
+    await assert.rejects(withTask('pose').predict(SAMPLE_IMAGE, { augment: true }), /does not support pose keypoints yet\. Use augment=false for pose models\./);
   });
 });

@@ -119,4 +119,15 @@ describe('COCO-style metrics (hand-computed)', () => {
     assert.equal(m['metrics/precision'], 0);
     assert.equal(m['metrics/recall'], 0);
   });
+
+  it("the original's precision and recall are COCO means: exactly mAP50-95 and AR100 (what val prints them as)", () => {
+    // two classes, a missed object, a false positive above a true one, a loose box: nothing is 0 or 1
+    const m = metrics(
+      [gt(0, 0, 0, 0, 100, 100), gt(0, 0, 200, 200, 260, 260), gt(0, 1, 300, 0, 400, 90), gt(1, 1, 0, 0, 80, 80)],
+      [det(0, 0, 0, 0, 100, 72, 0.6), det(0, 0, 500, 500, 560, 560, 0.9), det(0, 1, 300, 0, 400, 90, 0.8), det(1, 1, 4, 4, 80, 84, 0.7)],
+    );
+    assert.ok(m['metrics/mAP50-95']! > 0.2 && m['metrics/mAP50-95']! < 0.9, String(m['metrics/mAP50-95']));
+    assert.ok(Math.abs(m['metrics/precision']! - m['metrics/mAP50-95']!) < 1e-12, `${m['metrics/precision']} vs ${m['metrics/mAP50-95']}`);
+    assert.ok(Math.abs(m['metrics/recall']! - m['metrics/AR100']!) < 1e-12, `${m['metrics/recall']} vs ${m['metrics/AR100']}`);
+  });
 });

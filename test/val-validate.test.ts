@@ -67,7 +67,7 @@ describe('validation', () => {
     assert.deepEqual((model.calls[0] as { options: unknown }).options, { conf: 0.001, iou: 0.65, max_det: 300, batch: 4 });
     assert.deepEqual(r.perClass.map((c) => c.name), ['circle', 'square', 'star']);
     assert.equal(r.perClass.reduce((s, c) => s + c.instances, 0), split.instances);
-    assert.match(formatMetrics(r), /images 6 +instances \d+ +P 1\.0000 +R 1\.0000 +mAP50 1\.0000 +mAP50-95 1\.0000/);
+    assert.match(formatMetrics(r), /^images 6 {2}instances \d+ {2}mAP50 1\.0000 {2}mAP50-95 1\.0000 {2}mAP75 1\.0000 {2}AR100 1\.0000$/);
   });
 
   it('missing half of the objects halves recall; shifted boxes lose the strict thresholds', async () => {

@@ -31,17 +31,27 @@ export interface ExportOptions {
   /** ONNX opset (>= 13). Default 13, as the original. */
   opset?: number;
   /**
-   * Output file; default next to the weights as `<stem>.onnx` (`<stem>_fp16.onnx` with half). An
-   * existing file is never replaced: the export then goes to `<stem>2.onnx`, `<stem>3.onnx`, ... (with
-   * a warning), and the path returned says where.
+   * Output file; default next to the weights as `<stem>.onnx` (`<stem>_fp16.onnx` with half,
+   * `<stem>_<recipe>_quant.onnx` quantized). An existing file is never replaced: the export then goes
+   * to `<stem>2.onnx`, `<stem>3.onnx`, ... (with a warning), and the path returned says where.
    */
   output_path?: string;
 }
 
 /**
- * `<stem><suffix>.onnx` next to the weights (`_fp16` for half exports, `-<recipe>` for quantized
- * models); for the weights bundled in the package's assets/, `weights/<stem><suffix>.onnx` under the
- * working directory instead, so exports never write into the installed package.
+ * One naming rule for reduced-precision files: `_`-joined tags after the stem. `_fp16`: a half export
+ * (float16 inputs and outputs); `_<recipe>_quant` (`_fp16_quant`, `_bf16_quant`): a quantized model
+ * (float32 inputs and outputs), so the two never take each other's name.
+ */
+export function precisionSuffix(half: boolean, recipe: string | null): string {
+  if (half) return '_fp16';
+  return recipe ? `_${recipe}_quant` : '';
+}
+
+/**
+ * `<stem><suffix>.onnx` next to the weights (the suffix from `precisionSuffix`); for the weights
+ * bundled in the package's assets/, `weights/<stem><suffix>.onnx` under the working directory
+ * instead, so exports never write into the installed package.
  */
 export function defaultExportPath(model: LibreYOLOModel, suffix = ''): string {
   if (model.weightsPath) {
@@ -80,7 +90,7 @@ export async function exportOnnx(model: LibreYOLOModel, options: ExportOptions, 
     version: VERSION, family: model.family.name, size: model.size, task: model.task, names: model.names,
     imgsz, dynamic, precision: half ? 'fp16' : recipe ?? 'fp32', ...(recipe ? { quantRecipe: recipe } : {}),
   });
-  const wanted = resolve(options.output_path ?? defaultExportPath(model, half ? '_fp16' : recipe ? `-${recipe}` : ''));
+  const wanted = resolve(options.output_path ?? defaultExportPath(model, precisionSuffix(half, recipe)));
   // An existing file is never replaced: the export goes to the next free name (`<stem>2.onnx`, ...).
   const ext = extname(wanted);
   const path = await writeUnique(dirname(wanted), basename(wanted, ext), ext.replace(/^\./, ''), serializeModel(graph, { opset, producerVersion: VERSION }));

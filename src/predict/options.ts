@@ -97,6 +97,11 @@ const REJECTED = new Set(['visualize', 'embed']);
 const NO_OPS = new Set(['boxes', 'dnn', 'half', 'line_width', 'retina_masks', 'show_conf', 'show_labels', 'verbose']);
 const warned = new Set<string>();
 
+/** What `half` does here: nothing per call; the precision is the model's, set when it was exported or quantized. */
+export const HALF_NOTICE = 'half=true changes nothing here: a model runs in the precision it was loaded or quantized in '
+  + '(float32 for .pt and .safetensors weights; an exported .onnx keeps its own). For float16, export with half=true '
+  + "(export({ half: true }), `libreyolo export format=onnx half=true`) or quantize (quantize({ recipe: 'fp16' }), `libreyolo quantize recipe=fp16`).";
+
 export type Warn = (message: string) => void;
 export const defaultWarn: Warn = (m) => process.emitWarning(m, { code: 'LIBREYOLO' });
 
@@ -209,11 +214,11 @@ export function resolvePredictOptions(
   const keys = Object.keys(raw).filter((k) => raw[k] !== undefined);
   const rejected = keys.filter((k) => REJECTED.has(k)).sort();
   if (rejected.length) throw new LibreYOLOError('config_unsupported', `LibreYOLO does not support these predict options: ${rejected.join(', ')}.`);
-  if (raw.agnostic_nms) throw new LibreYOLOError('config_unsupported', "agnostic_nms=True is not supported by this model's predict path.");
+  if (raw.agnostic_nms) throw new LibreYOLOError('config_unsupported', "agnostic_nms=true is not supported by this model's predict path.");
   for (const k of keys.filter((x) => NO_OPS.has(x)).sort()) {
     if (!warned.has(k)) {
       warned.add(k);
-      warn(`Predict option '${k}' is accepted for CLI compatibility but is currently a no-op in LibreYOLO.`);
+      warn(k === 'half' ? HALF_NOTICE : `Predict option '${k}' is accepted for CLI compatibility but is currently a no-op in LibreYOLO.`);
     }
   }
   const unknown = keys.filter((k) => !ACCEPTED.has(k) && !NO_OPS.has(k) && k !== 'agnostic_nms').sort();

@@ -36,20 +36,20 @@ const TTA_PREFIX = 'Test-time augmentation does not support';
 
 /** Refused in the call itself, whether or not the family enables TTA. */
 const TTA_REFUSED_AT_CALL: Record<string, string> = {
-  embed: `${TTA_PREFIX} embedding models. Use augment=False.`,
-  point: `${TTA_PREFIX} point-task models yet. Use augment=False for point models.`,
-  edge: `${TTA_PREFIX} edge detection yet. Use augment=False for edge models.`,
+  embed: `${TTA_PREFIX} embedding models. Use augment=false.`,
+  point: `${TTA_PREFIX} point-task models yet. Use augment=false for point models.`,
+  edge: `${TTA_PREFIX} edge detection yet. Use augment=false for edge models.`,
 };
 
 /** Refused when TTA actually runs. */
 const TTA_REFUSED: Record<string, string> = {
-  obb: `${TTA_PREFIX} oriented boxes yet. Use augment=False for OBB models.`,
-  pose: `${TTA_PREFIX} pose keypoints yet. Use augment=False for pose models.`,
-  depth: `${TTA_PREFIX} depth estimation yet. Use augment=False for depth models.`,
-  normal: `${TTA_PREFIX} surface normals yet. Use augment=False for normal models.`,
+  obb: `${TTA_PREFIX} oriented boxes yet. Use augment=false for OBB models.`,
+  pose: `${TTA_PREFIX} pose keypoints yet. Use augment=false for pose models.`,
+  depth: `${TTA_PREFIX} depth estimation yet. Use augment=false for depth models.`,
+  normal: `${TTA_PREFIX} surface normals yet. Use augment=false for normal models.`,
   albedo: `${TTA_PREFIX} albedo maps yet.`,
-  restore: `${TTA_PREFIX} restoration models yet. Use augment=False for restore models.`,
-  ocr: `${TTA_PREFIX} OCR models yet. Use augment=False for OCR models.`,
+  restore: `${TTA_PREFIX} restoration models yet. Use augment=false for restore models.`,
+  ocr: `${TTA_PREFIX} OCR models yet. Use augment=false for OCR models.`,
 };
 
 export function checkAugmentAtCall(task: string): void {
@@ -61,5 +61,5 @@ export function checkAugmentAtCall(task: string): void {
 export function checkAugmentTask(task: string): void {
   const m = TTA_REFUSED[task] ?? TTA_REFUSED_AT_CALL[task];
   if (m) throw new LibreYOLOError('config_unsupported', m);
-  if (task !== 'detect') throw new LibreYOLOError('config_unsupported', `${TTA_PREFIX} ${task} models yet. Use augment=False for ${task} models.`);
+  if (task !== 'detect') throw new LibreYOLOError('config_unsupported', `${TTA_PREFIX} ${task} models yet. Use augment=false for ${task} models.`);
 }

@@ -328,7 +328,7 @@ export class TrainStepProfiler implements TrainProfiler, SpanRecorder {
     log([
       '='.repeat(64),
       `  LibreYOLO training profile - ${String(m.model)}`,
-      `  device=${String(m.device)}  batch=${String(m.batch)}  imgsz=${String(m.imgsz)}  amp=${m.amp ? 'True' : 'False'}  workers=${String(m.workers)}`,
+      `  device=${String(m.device)}  batch=${String(m.batch)}  imgsz=${String(m.imgsz)}  amp=${m.amp ? 'true' : 'false'}  workers=${String(m.workers)}`,
       `  REAL step ${pyFixed(real.step, 1)} ms = dataload ${pyFixed(real.dl, 1)} ms + compute ${pyFixed(Math.max(real.step - real.dl, 0), 1)} ms  ->  ${pyFixed(a.img_per_s ?? 0, 1)} img/s`,
       `  ${kernelLine(a, this.o.device)}`,
       `  >> VERDICT: ${a.bound.toUpperCase()}: ${a.bound_why}.`,

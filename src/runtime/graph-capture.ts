@@ -26,7 +26,7 @@ export class GraphCaptureNotImplementedError extends LibreYOLOError {
   constructor(family: string) {
     super('config_unsupported',
       `cuda_graph is not supported for the '${family}' family yet. Capture requires a forward with no host-visible work, which is verified per family. `
-      + 'Run without cuda_graph=True, or export to ONNX/TensorRT for a fused deployment path.');
+      + 'Run without cuda_graph=true, or export to ONNX/TensorRT for a fused deployment path.');
     this.name = 'NotImplementedError';
   }
 }
@@ -39,11 +39,11 @@ export class CudaGraphUnavailable extends LibreYOLOError {
   }
 }
 
-function pyRepr(v: unknown): string {
+function showValue(v: unknown): string {
   if (typeof v === 'string') return `'${v}'`;
-  if (v === true) return 'True';
-  if (v === false) return 'False';
-  if (v === null || v === undefined) return 'None';
+  if (v === true) return 'true';
+  if (v === false) return 'false';
+  if (v === null || v === undefined) return String(v);
   try { return JSON.stringify(v) ?? String(v); } catch { return String(v); }
 }
 
@@ -52,7 +52,7 @@ export function normalizeGraphMode(value: unknown): GraphMode {
   if (value === false || value === null || value === undefined) return 'off';
   if (value === true) return 'on';
   if (typeof value === 'string' && value.toLowerCase() === 'auto') return 'auto';
-  throw new LibreYOLOError('config_range_error', `Invalid cuda_graph=${pyRepr(value)}. Expected True, False or 'auto'.`);
+  throw new LibreYOLOError('config_range_error', `Invalid cuda_graph=${showValue(value)}. Expected true, false or 'auto'.`);
 }
 
 /** Why `device` cannot capture graphs from Node, or null when it may (WebGPU, checked on capture). */
@@ -92,6 +92,10 @@ export interface CapturedGraphInfo {
 
 export interface GraphInfo {
   family: string;
+  /**
+   * Whether a capture can happen now: the family supports it, the device can capture from Node, and
+   * no capture has failed since the last release_graphs(). (False on CPU, and after a failed capture.)
+   */
   supported: boolean;
   captured: CapturedGraphInfo[];
   graph_count: number;
@@ -239,7 +243,8 @@ export class GraphRunner {
     const captured = [...this.graphs.values()].map((e) => ({ ...e.info, shape: [...e.info.shape] }));
     return {
       family: this.family, captured, graph_count: captured.length, max_graphs: this.maxGraphs,
-      eager_fallbacks: this.misses, fallback_reason: this.fallbackReason, supported: true,
+      eager_fallbacks: this.misses, fallback_reason: this.fallbackReason,
+      supported: !this.captureFailed && captureUnavailableReason(this.engine.device) === null,
     };
   }
 

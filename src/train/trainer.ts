@@ -299,8 +299,8 @@ export class Trainer {
       this.autoBatch = auto;
       this.log(auto.message);
     }
-    if (cfg.amp && !this.ampActive(cfg)) this.log('amp=True is ignored on CPU: training runs in float32.');
-    else if (cfg.amp) this.log(`amp=True: mixed precision on ${this.device.id} (float16 network and gradients, float32 loss and BatchNorm, dynamic loss scaling).`);
+    if (cfg.amp && !this.ampActive(cfg)) this.log('amp=true is ignored on CPU: training runs in float32.');
+    else if (cfg.amp) this.log(`amp=true: mixed precision on ${this.device.id} (float16 network and gradients, float32 loss and BatchNorm, dynamic loss scaling).`);
 
     this.accumulate = accumulateSteps(cfg);
     this.data = await openTrainData(cfg, this.datasetConfig, { cwd, warn: this.warn });
@@ -346,7 +346,7 @@ export class Trainer {
         steps = Math.ceil(steps / this.accumulate) * this.accumulate;
         this.log(`profile window rounded to accumulation boundaries (warmup=${warmup}, steps=${steps}, accum=${this.accumulate})`);
       }
-      // model.train(profile=True) gets the same profiler as `libreyolo profile run` (loaded on demand).
+      // model.train({ profile: true }) gets the same profiler as `libreyolo profile run` (loaded on demand).
       const factory = this.runtime.profiler ?? (await import('../profile/train-run.ts')).trainProfilerFactory({ trace: cfg.profile_trace });
       this.profiler = await factory({
         saveDir: this.saveDir, device: this.device, warmup, steps, log: (line) => this.log(line),
@@ -436,7 +436,7 @@ export class Trainer {
               stopped = true;
               break;
             }
-            this.log('Profile window complete; training continues (profile_then_stop=True stops here instead)');
+            this.log('Profile window complete; training continues (profile_then_stop=true stops here instead)');
           }
         }
       }
@@ -574,7 +574,7 @@ export class Trainer {
     }
     const secs = (performance.now() - this.startedAt) / 1000;
     if (stoppedByProfile) {
-      this.log(`Profile-only run (profile_then_stop=True): training stopped after the profile window in ${secs.toFixed(1)}s; the partial epoch was not validated or checkpointed`);
+      this.log(`Profile-only run (profile_then_stop=true): training stopped after the profile window in ${secs.toFixed(1)}s; the partial epoch was not validated or checkpointed`);
     }
     this.results.best_mAP50 = this.best.mAP50;
     this.results.best_mAP50_95 = this.best.mAP50_95;

@@ -154,10 +154,14 @@ export async function validate(model: PredictorLike, data: string | DatasetSplit
   return { ...evaluatePredictions(split, predictions), seconds: (performance.now() - t0) / 1000 };
 }
 
-/** A one-line summary like the original prints. */
+/**
+ * A one-line summary. The original's `metrics/precision` and `metrics/recall` are the means of
+ * COCOeval's whole precision and recall arrays, which are mAP50-95 and AR100 by definition (not a P/R
+ * at one threshold), so the line names them by what they are instead of printing them as P and R.
+ */
 export function formatMetrics(r: Pick<ValidationResult, 'metrics' | 'images' | 'instances'>): string {
   const m = r.metrics;
   const f = (v: number | undefined): string => (v === undefined ? '-' : v.toFixed(4));
-  return `images ${r.images}  instances ${r.instances}  P ${f(m['metrics/precision'])}  R ${f(m['metrics/recall'])}  ` +
-    `mAP50 ${f(m['metrics/mAP50'])}  mAP50-95 ${f(m['metrics/mAP50-95'])}`;
+  return `images ${r.images}  instances ${r.instances}  mAP50 ${f(m['metrics/mAP50'])}  mAP50-95 ${f(m['metrics/mAP50-95'])}  ` +
+    `mAP75 ${f(m['metrics/mAP75'])}  AR100 ${f(m['metrics/AR100'])}`;
 }

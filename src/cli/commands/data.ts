@@ -20,7 +20,7 @@ interface SynthFlags {
   maxObjects: number;
   sizeRange?: string;
   small: boolean;
-  square: boolean;
+  square?: boolean;
   format: 'png' | 'jpg';
   overwrite: boolean;
   json: boolean;
@@ -39,7 +39,7 @@ function synthCommand(): Command {
     .option('--max-objects <n>', 'most objects per image', parseInteger('max_objects'), 6)
     .option('--size-range <min,max>', 'object size as fractions of the image\'s short side (default 0.08,0.4)')
     .option('--small', 'also draw small objects (6-24 px), e.g. with a large --imgsz', false)
-    .option('--square', 'square images (default: varied aspect ratio)', false)
+    .option('--square', 'square images (default: varied aspect ratio)')
     .addOption(new Option('--format <fmt>', 'image format').choices(['png', 'jpg']).default('png'))
     .option('--overwrite', 'replace existing images and labels in --out', false)
     .addOption(new Option('--json', 'print one JSON object').default(false))
@@ -57,7 +57,7 @@ function synthCommand(): Command {
       const r = await generateSynthDataset({
         out: flags.out, seed: flags.seed, train: flags.train, val: flags.val, imgsz: flags.imgsz,
         ...(flags.classes !== undefined ? { classes: flags.classes.split(',').map((s) => s.trim()).filter(Boolean) } : {}),
-        minObjects: flags.minObjects, maxObjects: flags.maxObjects, ...(sizeRange ? { sizeRange } : {}), small: flags.small, square: flags.square,
+        minObjects: flags.minObjects, maxObjects: flags.maxObjects, ...(sizeRange ? { sizeRange } : {}), small: flags.small, square: flags.square === true,
         format: flags.format, overwrite: flags.overwrite,
       });
       if (flags.json) {

@@ -3,7 +3,7 @@ import { Command, Option } from 'commander';
 import { dirname } from 'node:path';
 import { LibreYOLO } from '../../load.ts';
 import { resolveSources } from '../../data/sources.ts';
-import type { PredictOptions } from '../../predict/options.ts';
+import { HALF_NOTICE, type PredictOptions } from '../../predict/options.ts';
 import { summaryLine, type Results } from '../../predict/results.ts';
 import { SourcesFailedError } from '../../predict/source-failures.ts';
 import { CliExit } from '../report.ts';
@@ -41,8 +41,8 @@ interface PredictFlags {
   json: boolean;
 }
 
-/** The original CLI's notice for `half` on a checkpoint (exported files get the predict-time warning). */
-export const HALF_CHECKPOINT_NOTICE = 'Warning: half (FP16) is not yet supported for PyTorch inference. Use exported models (ONNX/TensorRT) for FP16. Ignoring.';
+/** The CLI's notice for `half` on a checkpoint (exported files get the same text as the predict-time warning). */
+const HALF_CHECKPOINT_NOTICE = `Warning: ${HALF_NOTICE}`;
 
 /** `true`/`false`/`1`/`0`/`auto`; anything else is passed on for predict to refuse with the original's message. */
 function parseGraphMode(v: string): boolean | string {
@@ -68,7 +68,7 @@ export function predictCommand(): Command {
   return new Command('predict')
     .description('Detect objects in an image, a folder, a URL or a list (key=value or --flag style).')
     .argument('[source]', 'image file, folder or URL (default: the bundled sample image)')
-    .option('--model <weights>', `weights: path, .onnx, or a published name such as LibreYOLO9t.pt (default: the bundled ${DEFAULT_MODEL})`, DEFAULT_PREDICT_MODEL)
+    .option('--model <weights>', 'weights: a path, an exported .onnx, or a published name such as LibreYOLO9t.pt (the bundled shapes model by default)', DEFAULT_PREDICT_MODEL)
     .option('--source <source>', 'image file, folder or URL (same as the positional argument)')
     .option('--conf <number>', 'confidence threshold', parseNumber('conf'), 0.25)
     .option('--iou <number>', 'NMS IoU threshold', parseNumber('iou'), 0.45)

@@ -17,7 +17,7 @@ interface RunFlags {
 
 export function profileRunCommand(): Command {
   return new Command('run')
-    .description('Profile training: a few train steps with the trainer (model.train(profile=True)), written as a profile.')
+    .description('Profile training: a few train steps with the trainer (model.train({ profile: true })), written as a profile.')
     .argument('<data>', 'dataset yaml or name, e.g. coco128')
     .option('--weights <weights>', 'weights to train from (yolo9t/s/m/c: fresh weights)', 'LibreYOLO9t.pt')
     .option('--size <size>', 'model size variant', 't')

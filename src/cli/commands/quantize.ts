@@ -32,7 +32,7 @@ export function quantizeCommand(): Command {
     .option('--samples <n>', 'calibration samples (ignored by the cast recipes)', parseInteger('samples'), 128)
     .option('--batch <n>', 'calibration batch (ignored by the cast recipes)', parseInteger('batch'), 8)
     .option('--algorithm <name>', `calibration algorithm: ${ALGORITHMS.join(', ')}`, 'auto')
-    .option('--out <path>', 'output file (default: <weights stem>-<recipe>.onnx next to the weights)')
+    .option('--out <path>', 'output file (default: <weights stem>_<recipe>_quant.onnx next to the weights)')
     .option('--device <device>', 'cpu, 0 / cuda:0, or webgpu', 'cpu')
     .action(async (flags: QuantizeFlags) => {
       if (!ALGORITHMS.includes(flags.algorithm.toLowerCase())) {
@@ -41,7 +41,7 @@ export function quantizeCommand(): Command {
       const model = await LibreYOLO(flags.model, { device: flags.device, warn: (m) => process.stderr.write(`Warning: ${m}\n`) });
       try {
         await model.quantize({ recipe: flags.recipe, calib: flags.calib ?? null });
-        process.stdout.write(`Quantized ${model.family.name} to ${model.precision} (cast only; execution=native, calibrated=True)\n`);
+        process.stdout.write(`Quantized ${model.family.name} to ${model.precision} (cast only, no calibration; float32 inputs and outputs)\n`);
         const path = await model.export({ format: 'onnx', dynamic: true, ...(flags.out ? { output_path: flags.out } : {}) });
         process.stdout.write(`Saved ${path}\n`);
       } finally {
