@@ -1,10 +1,10 @@
 /**
  * A fresh-clone stand-in for tests that run what a newcomer runs: the working tree's files (tracked and
  * untracked-but-not-ignored, as `git ls-files` lists them) copied into a temp folder with `../shared`
- * beside it, and a shell environment without the test runner's npm variables or its PATH additions.
+ * (links to the real one) beside it, and a shell environment without the test runner's npm variables or its PATH additions.
  */
 import { execFileSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, symlinkSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readdirSync, symlinkSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { REPO_ROOT } from './fixtures.ts';
 
@@ -20,7 +20,11 @@ export function copyWorkingTree(parent: string): string {
     mkdirSync(dirname(join(dest, rel)), { recursive: true });
     cpSync(from, join(dest, rel));
   }
-  symlinkSync(shared, join(parent, 'shared'));
+  // ../shared holds links, never the real folders' files: a command that writes beside a fixture
+  // (an export next to its weights) writes into the temp folder, not into the shared fixtures.
+  mkdirSync(join(parent, 'shared', 'fixtures'), { recursive: true });
+  for (const entry of readdirSync(shared)) if (entry !== 'fixtures') symlinkSync(join(shared, entry), join(parent, 'shared', entry));
+  for (const f of readdirSync(join(shared, 'fixtures'))) symlinkSync(join(shared, 'fixtures', f), join(parent, 'shared', 'fixtures', f));
   return dest;
 }
 
