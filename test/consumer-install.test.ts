@@ -10,38 +10,14 @@
  * and that without either the install fails on that download.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { closedPort } from './helpers/cli.ts';
-import { copyWorkingTree, plainShellEnv } from './helpers/clone.ts';
+import { copyWorkingTree, describeRun, plainShellEnv, runShell as sh } from './helpers/clone.ts';
 import { REPO_ROOT } from './helpers/fixtures.ts';
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function sh(command: string, cwd: string, env: NodeJS.ProcessEnv): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('bash', ['-c', command], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (s: string) => (stdout += s));
-    child.stderr.setEncoding('utf8').on('data', (s: string) => (stderr += s));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 600_000);
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
-
-const show = (cmd: string, r: Run) => `\`${cmd}\` exited ${r.code}\n--- stdout\n${r.stdout.slice(-3000)}\n--- stderr\n${r.stderr.slice(-3000)}`;
 const CUDA_PROVIDER = join('node_modules', 'onnxruntime-node', 'bin', 'napi-v6', 'linux', 'x64', 'libonnxruntime_providers_cuda.so');
 
 describe('installing the npm pack tarball into a project, offline', { concurrency: 1 }, () => {
@@ -57,7 +33,7 @@ describe('installing the npm pack tarball into a project, offline', { concurrenc
     const dead = `http://127.0.0.1:${await closedPort()}`;
     env = plainShellEnv({ npm_config_offline: 'true', GLOBAL_AGENT_HTTP_PROXY: dead, GLOBAL_AGENT_HTTPS_PROXY: dead });
     const pack = await sh(`npm pack --pack-destination ${parent}`, clone, env); // runs prepare: a fresh dist/
-    assert.equal(pack.code, 0, show('npm pack', pack));
+    assert.equal(pack.code, 0, describeRun('npm pack', pack));
     const tgz = readdirSync(parent).filter((f) => f.endsWith('.tgz'));
     assert.equal(tgz.length, 1, `npm pack wrote ${tgz.join(', ')}`);
     tarball = join(parent, tgz[0]!);
@@ -93,21 +69,21 @@ describe('installing the npm pack tarball into a project, offline', { concurrenc
     const dir = project('no-switch');
     const cmd = 'npm ci';
     const r = await sh(cmd, dir, env);
-    assert.notEqual(r.code, 0, show(cmd, r));
-    assert.match(r.stderr, /node_modules\/onnxruntime-node[\s\S]*node \.\/script\/install/, show(cmd, r));
-    assert.match(r.stderr, /ECONNREFUSED|ENOTFOUND|EAI_AGAIN/, show(cmd, r));
+    assert.notEqual(r.code, 0, describeRun(cmd, r));
+    assert.match(r.stderr, /node_modules\/onnxruntime-node[\s\S]*node \.\/script\/install/, describeRun(cmd, r));
+    assert.match(r.stderr, /ECONNREFUSED|ENOTFOUND|EAI_AGAIN/, describeRun(cmd, r));
   });
 
   it('ONNXRUNTIME_NODE_INSTALL=skip installs it; the command and the library run', async () => {
     const dir = project('env-skip');
     const cmd = 'ONNXRUNTIME_NODE_INSTALL=skip npm ci';
     const r = await sh(cmd, dir, env);
-    assert.equal(r.code, 0, show(cmd, r));
+    assert.equal(r.code, 0, describeRun(cmd, r));
     assert.doesNotMatch(r.stderr, /Unknown (project|user|env) config/);
     if (process.platform === 'linux' && process.arch === 'x64') assert.ok(!existsSync(join(dir, CUDA_PROVIDER)), 'the CUDA provider was not downloaded');
 
     const predict = await sh('npx libreyolo predict --json', dir, env);
-    assert.equal(predict.code, 0, show('npx libreyolo predict --json', predict));
+    assert.equal(predict.code, 0, describeRun('npx libreyolo predict --json', predict));
     const out = JSON.parse(predict.stdout) as { results: { path: string; detections: unknown[] }[] };
     assert.match(out.results[0]!.path, /node_modules\/libreyolo\/assets\/sample\.jpg$/);
     assert.ok(out.results[0]!.detections.length > 0, 'the bundled model finds shapes in the bundled sample');
@@ -120,7 +96,7 @@ describe('installing the npm pack tarball into a project, offline', { concurrenc
       'await model.close();',
     ].join('\n'));
     const app = await sh('node app.js', dir, env);
-    assert.equal(app.code, 0, show('node app.js', app));
+    assert.equal(app.code, 0, describeRun('node app.js', app));
     assert.ok((JSON.parse(app.stdout) as string[]).length > 0);
   });
 
@@ -128,9 +104,9 @@ describe('installing the npm pack tarball into a project, offline', { concurrenc
     const dir = project('allow-scripts', { allowScripts: { 'onnxruntime-node': false } });
     const cmd = 'npm ci';
     const r = await sh(cmd, dir, env);
-    assert.equal(r.code, 0, show(cmd, r));
+    assert.equal(r.code, 0, describeRun(cmd, r));
     if (process.platform === 'linux' && process.arch === 'x64') assert.ok(!existsSync(join(dir, CUDA_PROVIDER)), 'the CUDA provider was not downloaded');
     const help = await sh('npx libreyolo --version', dir, env);
-    assert.equal(help.code, 0, show('npx libreyolo --version', help));
+    assert.equal(help.code, 0, describeRun('npx libreyolo --version', help));
   });
 });

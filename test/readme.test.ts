@@ -11,14 +11,13 @@
  * command fails here instead of silently running long.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { copyWorkingTree, plainShellEnv } from './helpers/clone.ts';
+import { copyWorkingTree, describeRun, plainShellEnv, runShell as sh } from './helpers/clone.ts';
 import { fixture, REPO_ROOT } from './helpers/fixtures.ts';
 import { fencedBlocks, shellLines, type FencedBlock } from './helpers/readme-blocks.ts';
 
@@ -55,31 +54,6 @@ function readmeText(): string {
   }
   return text;
 }
-
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function sh(command: string, cwd: string, env: NodeJS.ProcessEnv, timeoutMs = 600_000): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('bash', ['-c', command], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (s: string) => (stdout += s));
-    child.stderr.setEncoding('utf8').on('data', (s: string) => (stderr += s));
-    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
-
-const tail = (s: string, n = 4000) => (s.length > n ? `...${s.slice(-n)}` : s);
-const describeRun = (command: string, r: Run) => `\`${command}\` exited ${r.code}\n--- stdout\n${tail(r.stdout)}\n--- stderr\n${tail(r.stderr)}`;
 
 const blocks = fencedBlocks(readmeText());
 const firstTs = blocks.findIndex((b) => b.lang === 'ts');

@@ -3,7 +3,7 @@
  * untracked-but-not-ignored, as `git ls-files` lists them) copied into a temp folder with `../shared`
  * (links to the real one) beside it, and a shell environment without the test runner's npm variables or its PATH additions.
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, readdirSync, symlinkSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { REPO_ROOT } from './fixtures.ts';
@@ -45,4 +45,33 @@ export function plainShellEnv(extra: Record<string, string | undefined> = {}): N
     else env[k] = v;
   }
   return env;
+}
+
+export interface ShellRun {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** `bash -c command` in `cwd` with exactly `env`; killed after `timeoutMs`. */
+export function runShell(command: string, cwd: string, env: NodeJS.ProcessEnv, timeoutMs = 600_000): Promise<ShellRun> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('bash', ['-c', command], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (s: string) => (stdout += s));
+    child.stderr.setEncoding('utf8').on('data', (s: string) => (stderr += s));
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+/** A failure message: the command, its exit code and the tails of its output. */
+export function describeRun(command: string, r: ShellRun, tail = 4000): string {
+  const cut = (s: string) => (s.length > tail ? `...${s.slice(-tail)}` : s);
+  return `\`${command}\` exited ${r.code}\n--- stdout\n${cut(r.stdout)}\n--- stderr\n${cut(r.stderr)}`;
 }
