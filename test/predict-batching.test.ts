@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import sharp from 'sharp';
 import { LibreYOLO, SAMPLE_IMAGE, type LibreYOLOModel, type Results } from '../src/index.ts';
@@ -159,21 +159,29 @@ describe('batched predict on a folder', () => {
   });
 
   it('stream: true yields results one by one and never prepares more than the next chunks', async () => {
+    // 16 images in chunks of 2: 8 chunks, so a pipeline that ran ahead would have decoded more than 3 of them.
+    const many = join(dir, 'many');
+    mkdirSync(many);
+    for (let k = 0; k < 16; k++) await sharp(SAMPLE_IMAGE).resize(160 + 8 * k, 120, { fit: 'fill' }).jpeg().toFile(join(many, `m${String(k).padStart(2, '0')}.jpg`));
     const spans: HostSpan[] = [];
     setSpanRecorder({ record: (s) => spans.push(s) });
     const seen: string[] = [];
+    const decodedAt: number[] = [];
     try {
-      const it = model.predict(folder, { ...OPTS, batch: 2, stream: true })[Symbol.asyncIterator]();
-      const first = await it.next();
-      assert.equal(first.done, false);
-      seen.push(first.value!.path!);
-      // One chunk postprocessed, one in the worker, one being prepared: at most 3 chunks decoded.
-      assert.ok(spans.filter((s) => s.name === 'decode').length <= 6);
-      for (let r = await it.next(); !r.done; r = await it.next()) seen.push(r.value.path!);
+      for await (const r of model.predict(many, { ...OPTS, batch: 2, stream: true })) {
+        seen.push(basename(r.path!));
+        decodedAt.push(spans.filter((s) => s.name === 'decode').length);
+        // Give the pipeline time to run ahead if it would: it must still stop at the next chunks.
+        await new Promise((done) => setTimeout(done, 20));
+      }
     } finally {
       setSpanRecorder(null);
     }
-    assert.deepEqual(seen, sequential.map((r) => r.path));
+    assert.deepEqual(seen, Array.from({ length: 16 }, (_, k) => `m${String(k).padStart(2, '0')}.jpg`));
+    // When result y (chunk ceil(y/2)) is yielded, one chunk is in the worker and one being prepared:
+    // at most ceil(y/2) + 2 chunks of 2 images decoded.
+    decodedAt.forEach((n, i) => assert.ok(n <= Math.min(16, (Math.ceil((i + 1) / 2) + 2) * 2), `after result ${i + 1}: ${n} images decoded`));
+    assert.equal(decodedAt[decodedAt.length - 1], 16);
   });
 
   it('CLI: libreyolo predict source=<folder> batch=4 prints one line per image', async () => {

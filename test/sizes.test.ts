@@ -27,13 +27,18 @@ describe('YOLOv9 s, m and c', () => {
       try {
         assert.equal(model.size, size);
         assert.equal(model.parameterCount(), params);
-        const r = (await model.predict(SAMPLE_IMAGE, { imgsz: 320 })) as Results;
+        // The checkpoint's tensors are the ones the network now holds, key by key.
+        const loaded = new Map([...model.network!.namedTensors()].map(([k, p]) => [k, p.value]));
+        assert.equal(loaded.size, sd.size);
+        for (const [k, t] of sd) assert.deepEqual(loaded.get(k)?.data, t.data, `${k} survives the .pt round trip`);
+        // Fresh weights score far below the default conf; a near-zero conf gives max_det real boxes to check.
+        const r = (await model.predict(SAMPLE_IMAGE, { imgsz: 320, conf: 1e-9, max_det: 50 })) as Results;
         assert.deepEqual(r.orig_shape, [360, 640]);
         assert.ok(r.speed.inference > 0);
-        // Fresh weights: the output is finite and every detection is inside the image.
+        assert.equal(r.length, 50);
         for (let i = 0; i < r.boxes.length; i++) {
           const [x1, y1, x2, y2] = r.boxes.xyxy[i]!;
-          assert.ok(x1! >= 0 && y1! >= 0 && x2! <= 640 && y2! <= 360);
+          assert.ok([x1, y1, x2, y2].every(Number.isFinite) && x1! >= 0 && y1! >= 0 && x2! <= 640 && y2! <= 360 && x2! > x1! && y2! > y1!, `box ${i}: ${[x1, y1, x2, y2]}`);
         }
       } finally {
         await model.close();
