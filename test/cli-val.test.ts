@@ -4,31 +4,46 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { before, describe, it } from 'node:test';
+import { DEFAULT_MODEL_PATH } from '../src/assets.ts';
+import { DEMO_CLASSES } from '../src/data/demo-scenes.ts';
 import { generateSynthDataset } from '../src/data/synth.ts';
-import { fixture } from './helpers/fixtures.ts';
+import { LibreYOLO } from '../src/load.ts';
+import { validate } from '../src/val/validate.ts';
 import { runCli } from './helpers/cli.ts';
 
 describe('libreyolo val', () => {
   const dir = mkdtempSync(join(tmpdir(), 'libreyolo-val-'));
   let yaml = '';
   before(async () => {
-    yaml = (await generateSynthDataset({ out: join(dir, 'shapes'), seed: 3, train: 2, val: 3, imgsz: 96 })).yaml;
+    // The bundled model's own distribution (docs/default-model.md), so the metrics mean something.
+    yaml = (await generateSynthDataset({
+      out: join(dir, 'shapes'), seed: 3, train: 1, val: 4, imgsz: 160, classes: [...DEMO_CLASSES], minObjects: 2, maxObjects: 7, sizeRange: [0.15, 0.45],
+    })).yaml;
   });
 
-  it('prints the metrics as JSON with the original key names', async () => {
-    const r = await runCli(['val', `model=${fixture('yolo9t_ref.pt')}`, `data=${yaml}`, 'imgsz=96', 'batch=2', '--json'], dir);
+  it('prints the metrics as JSON with the original key names, equal to validate() on the same data', async () => {
+    const r = await runCli(['val', `model=${DEFAULT_MODEL_PATH}`, `data=${yaml}`, 'batch=2', '--json'], dir);
     assert.equal(r.code, 0, r.stderr);
     const out = JSON.parse(r.stdout) as { schema_version: number; images: number; metrics: Record<string, number> };
     assert.equal(out.schema_version, 1);
-    assert.equal(out.images, 3);
-    for (const key of ['metrics/precision', 'metrics/recall', 'metrics/mAP50', 'metrics/mAP50-95']) {
-      assert.equal(typeof out.metrics[key], 'number', key);
-      assert.ok(out.metrics[key]! >= 0 && out.metrics[key]! <= 1, `${key} = ${out.metrics[key]}`);
+    assert.equal(out.images, 4);
+    // The CLI defaults are conf 0.001 and iou 0.6, as the library's.
+    const model = await LibreYOLO(DEFAULT_MODEL_PATH, { progress: false });
+    let want: Record<string, number>;
+    try {
+      want = (await validate(model, yaml, { batch: 2, conf: 0.001, iou: 0.6 })).metrics;
+    } finally {
+      await model.close();
     }
+    for (const key of ['metrics/precision', 'metrics/recall', 'metrics/mAP50', 'metrics/mAP50-95', 'metrics/mAP75', 'metrics/AR100']) {
+      assert.equal(typeof out.metrics[key], 'number', key);
+      assert.equal(out.metrics[key], want[key], `${key}: CLI ${out.metrics[key]}, validate() ${want[key]}`);
+    }
+    assert.ok(out.metrics['metrics/mAP50']! > 0.9, `the bundled model on its shapes: mAP50 ${out.metrics['metrics/mAP50']}`);
   });
 
   it('exits 3 with a clear message for a dataset that does not exist', async () => {
-    const r = await runCli(['val', `model=${fixture('yolo9t_ref.pt')}`, 'data=no-such-dataset.yaml'], dir);
+    const r = await runCli(['val', `model=${DEFAULT_MODEL_PATH}`, 'data=no-such-dataset.yaml'], dir);
     assert.equal(r.code, 3, r.stderr);
     assert.match(r.stderr, /no-such-dataset/);
   });

@@ -16,7 +16,11 @@ const W = 40, H = 30;
 /** Deterministic RGB test pattern. */
 const rgb = new Uint8Array(W * H * 3).map((_, i) => (i * 37 + (i >> 5)) & 255);
 
-before(async () => { dir = await mkdtemp(join(tmpdir(), 'ly-image-')); });
+before(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'ly-image-'));
+  // rgb.png is shared by several tests, so it is made here: each test runs alone.
+  await sharp(rgb, { raw: { width: W, height: H, channels: 3 } }).png().toFile(join(dir, 'rgb.png'));
+});
 after(async () => { await rm(dir, { recursive: true, force: true }); });
 
 function rejectsWith(p: Promise<unknown>, code: string, message: RegExp): Promise<void> {
@@ -31,7 +35,6 @@ function rejectsWith(p: Promise<unknown>, code: string, message: RegExp): Promis
 describe('decodeImage / loadImage', () => {
   it('decodes a lossless PNG to the exact RGB pixels', async () => {
     const p = join(dir, 'rgb.png');
-    await sharp(rgb, { raw: { width: W, height: H, channels: 3 } }).png().toFile(p);
     const img = await loadImage(p);
     assert.equal(img.width, W);
     assert.equal(img.height, H);

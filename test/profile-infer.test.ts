@@ -40,13 +40,19 @@ const ORIGINAL_KEYS = [
 ];
 
 describe('profile infer: a normal CPU run', () => {
-  it('--device cpu --warmup 2 --runs 10 on the sample image: compute-bound, full schema, merged trace', async () => {
-    const tempBefore = await ortTempDirs();
-    const r = await cli('profile', 'infer', '--device', 'cpu', '--warmup', '2', '--runs', '10', '--weights', weights, '--project', join(base, 'p'));
-    assert.equal(r.code, 0, r.stderr);
-    assert.equal(r.stderr, '');
+  // The run happens once, here, so each test below (and the readers' test on its files) stands alone.
+  let r: Awaited<ReturnType<typeof cli>>;
+  let tempBefore: string[];
+  before(async () => {
+    tempBefore = await ortTempDirs();
+    r = await cli('profile', 'infer', '--device', 'cpu', '--warmup', '2', '--runs', '10', '--weights', weights, '--project', join(base, 'p'));
     pj = join(base, 'p', 'infer', 'profile.json');
     tj = join(base, 'p', 'infer', 'profile_trace.json');
+  });
+
+  it('--device cpu --warmup 2 --runs 10 on the sample image: compute-bound, full schema, merged trace', async () => {
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stderr, '');
     const out = r.stdout.trimEnd().split('\n');
     assert.equal(out.length, 5);
     assert.match(out[0]!, /^latency {2}p50 [\d.]+ ms \| p90 [\d.]+ ms \| p99 [\d.]+ ms {2}\| {2}[\d.]+ img\/s$/);
@@ -95,6 +101,7 @@ describe('profile infer: a normal CPU run', () => {
   });
 
   it('every reader, in text and --json, on profile.json and on the raw trace', async () => {
+    assert.equal(r.code, 0, r.stderr);
     for (const p of [pj, tj]) {
       const s = await cli('profile', 'summary', p);
       assert.equal(s.code, 0);
