@@ -69,7 +69,7 @@ export async function runInferProfile(o: InferRunOptions): Promise<InferRunResul
   const images = resolveInferSource(o.source ?? SAMPLE_IMAGE);
   if (!images.length) {
     const hint = o.source && /^[A-Za-z_][\w-]*=/.test(o.source) ? ' (the profile commands take POSIX flags: --weights x.pt, not weights=x.pt)' : '';
-    throw new ProfileError(`no images found at: ${o.source ?? 'None'}${hint}`, 2);
+    throw new ProfileError(`no images found at: ${o.source ?? 'the default source'}${hint}`, 2);
   }
   const ampDtype = normalizeAmpDtype(o.ampDtype);
   const device = deviceOrError(o.device);
