@@ -289,6 +289,35 @@ describe('item 7: weight downloads time out and clean up', { concurrency: 2 }, (
     }
   });
 
+  test('a download larger than the limit: a declared size is refused up front, a streamed one when it passes the cap', async () => {
+    const s = createHttpServer((req, res) => {
+      if (req.url?.includes('LibreYOLO9t')) {
+        res.writeHead(200, { 'content-length': String(5 * 2 ** 30) });
+        res.write(Buffer.alloc(1000)); // and nothing more
+      } else {
+        res.writeHead(200); // chunked, no length
+        streamZeros(res, 50 * MiB);
+      }
+    });
+    const held: Socket[] = [];
+    s.on('connection', (sock) => held.push(sock));
+    await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+    const port = (s.address() as AddressInfo).port;
+    const cwd = mkdtempSync(join(dir, 'dl-big-'));
+    try {
+      const declared = await runCli(['predict', 'model=LibreYOLO9t.pt'], cwd, hub(port), { rss: true });
+      expectCli(declared, 1, /: the server declares 5 GiB, over the 4 GiB limit \(set LIBREYOLO_MAX_DOWNLOAD_BYTES to allow more\)\./m);
+      expectBounded(declared, 20_000);
+      const streamed = await runCli(['predict', 'model=LibreYOLO9s.pt'], cwd, hub(port, { LIBREYOLO_MAX_DOWNLOAD_BYTES: '2M' }), { rss: true });
+      expectCli(streamed, 1, /: the server sent more than 2 MiB, over the 2 MiB limit \(set LIBREYOLO_MAX_DOWNLOAD_BYTES to allow more\)\./m);
+      expectBounded(streamed);
+      assert.deepEqual(readdirSync(join(cwd, 'weights')), [], 'no part file left');
+    } finally {
+      held.forEach((h) => h.destroy());
+      await new Promise((r) => s.close(r));
+    }
+  });
+
   test('part files left by a killed download are removed on the next start; a live one is kept', async () => {
     const srv = await silentServer();
     const cwd = mkdtempSync(join(dir, 'dl-stale-'));

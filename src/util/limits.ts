@@ -24,6 +24,8 @@ export const LIMITS = {
   imagePixels: { env: 'LIBREYOLO_MAX_IMAGE_PIXELS', default: 0x3fff * 0x3fff, unit: 'count', what: 'image pixel count' },
   /** Whole time to fetch one image URL. */
   urlTimeoutMs: { env: 'LIBREYOLO_URL_TIMEOUT_MS', default: 30_000, unit: 'ms', what: 'image URL timeout' },
+  /** Weight downloads: size of one file (official weights are under 250 MB), checked on the header and while it streams. */
+  downloadBytes: { env: 'LIBREYOLO_MAX_DOWNLOAD_BYTES', default: 4 * 2 ** 30, unit: 'bytes', what: 'weight download size' },
   /** Weight downloads: time from the request until the response headers arrive. */
   downloadConnectTimeoutMs: { env: 'LIBREYOLO_DOWNLOAD_CONNECT_TIMEOUT_MS', default: 30_000, unit: 'ms', what: 'download connect timeout' },
   /** Weight downloads: longest silence between two chunks of the body. */

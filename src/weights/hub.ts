@@ -12,7 +12,7 @@ import { basename, dirname, extname, join, resolve } from 'node:path';
 import cliProgress from 'cli-progress';
 import { bundledModelPath, DEFAULT_MODEL } from '../assets.ts';
 import { LibreYOLOError } from '../errors.ts';
-import { limit, LIMITS } from '../util/limits.ts';
+import { describeBytes, describeLimit, limit, LIMITS } from '../util/limits.ts';
 
 export interface ResolveWeightsOptions {
   /** Download official weights that are missing (default true). */
@@ -186,7 +186,7 @@ function downloadFailed(url: string, target: string, reason: string, cause?: unk
 }
 
 function fetchErrorReason(e: unknown): string {
-  if (e instanceof DownloadTimeout) return e.message;
+  if (e instanceof DownloadLimit) return e.message;
   const err = e as Error & { cause?: { code?: string; message?: string } };
   const detail = err.cause?.code ?? err.cause?.message;
   return detail ? `${err.message} (${detail})` : String(err.message ?? e);
@@ -215,8 +215,8 @@ export async function removeStaleParts(dir: string, idleMs: number, now = Date.n
   return removed;
 }
 
-/** Why a download was aborted by one of its timers. */
-class DownloadTimeout extends Error {}
+/** Why a download was stopped by one of its limits (a timer, the size cap): the message says it all. */
+class DownloadLimit extends Error {}
 
 /**
  * Streams `url` into `<target>.part-<random>`, then renames it into place; removes the part file on
@@ -237,7 +237,7 @@ export async function downloadFile(url: string, target: string, options: Downloa
   let timer: NodeJS.Timeout | undefined;
   const arm = (ms: number, why: () => string, name: 'downloadConnectTimeoutMs' | 'downloadIdleTimeoutMs'): void => {
     clearTimeout(timer);
-    timer = setTimeout(() => abort.abort(new DownloadTimeout(`${why()} (set ${LIMITS[name].env} to wait longer)`)), ms);
+    timer = setTimeout(() => abort.abort(new DownloadLimit(`${why()} (set ${LIMITS[name].env} to wait longer)`)), ms);
   };
   const secs = (ms: number): string => `${ms / 1000} s`;
 
@@ -256,6 +256,13 @@ export async function downloadFile(url: string, target: string, options: Downloa
   }
   const lengthHeader = Number(res.headers.get('content-length'));
   const total = Number.isFinite(lengthHeader) && lengthHeader > 0 ? lengthHeader : undefined;
+  const maxBytes = limit('downloadBytes', env);
+  const overCap = (what: string): string => `${what}, over the ${describeLimit('downloadBytes', maxBytes)} limit (set ${LIMITS.downloadBytes.env} to allow more)`;
+  if (total !== undefined && total > maxBytes) {
+    clearTimeout(timer);
+    await res.body.cancel().catch(() => undefined);
+    throw downloadFailed(url, target, overCap(`the server declares ${describeBytes(total)}`));
+  }
 
   const part = `${target}.part-${randomBytes(6).toString('hex')}`;
   let file: FileHandle;
@@ -275,8 +282,9 @@ export async function downloadFile(url: string, target: string, options: Downloa
       arm(idleMs, () => `the server sent nothing for ${secs(idleMs)} after ${mb(received)}${total === undefined ? '' : ` of ${mb(total)}`} MiB`, 'downloadIdleTimeoutMs');
       const { done, value } = await reader.read();
       if (done) break;
-      await file.write(value);
       received += value.length;
+      if (received > maxBytes) throw new DownloadLimit(overCap(`the server sent more than ${describeBytes(maxBytes)}`));
+      await file.write(value);
       progress.update(received);
       options.onProgress?.(received, total);
     }
