@@ -14,6 +14,7 @@ import { ORT_DIR_PREFIX } from '../src/profile/recorder.ts';
 import { SCHEMA, type ChromeTrace, type ProfileAnalysis } from '../src/profile/schema.ts';
 import { runCli } from './helpers/cli.ts';
 import { fixture } from './helpers/fixtures.ts';
+import { probeDevice } from './helpers/gpu.ts';
 import { cli } from './helpers/profile-fixtures.ts';
 
 let base: string;
@@ -223,8 +224,13 @@ describe('profile infer: --repeat and output folders', () => {
 });
 
 describe('profile infer: argument errors', () => {
-  it('the default --device 0 without CUDA exits 2 and says to pass --device cpu (a real process)', async () => {
+  it('the default --device 0: profiles on CUDA where it exists, else exits 2 and says to pass --device cpu (a real process)', async () => {
     const r = await runCli(['profile', 'infer', '--weights', weights, '--project', join(base, 'cuda')], base);
+    if ((await probeDevice('cuda:0')).available) {
+      assert.equal(r.code, 0, r.stderr);
+      assert.match(String(read(join(base, 'cuda', 'infer', 'profile.json')).config.device), /^(0|cuda(:0)?)$/);
+      return;
+    }
     assert.equal(r.code, 2);
     assert.equal(r.stdout, '');
     assert.match(r.stderr, /^device 'cuda:0' is not available/);
