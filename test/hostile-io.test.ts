@@ -15,6 +15,7 @@ import { gzipSync } from 'node:zlib';
 import { after, before, describe, test } from 'node:test';
 import sharp from 'sharp';
 import { SAMPLE_IMAGE } from '../src/assets.ts';
+import { listDatasetImages } from '../src/data/dataset.ts';
 import { decodeImage, loadImageFile } from '../src/data/image.ts';
 import { listImages } from '../src/data/sources.ts';
 import { LibreYOLOError } from '../src/errors.ts';
@@ -235,6 +236,7 @@ describe('item 6: unbounded reads are refused quickly, in bounded memory', { con
     const t0 = performance.now();
     assert.deepEqual(await listImages(f), [join(f, 'a.jpg')]);
     assert.ok(performance.now() - t0 < 5000, 'listing ends');
+    assert.deepEqual(await listDatasetImages(f), [join(f, 'a.jpg')], 'dataset folders are walked the same way');
     const r = await cli([`source=${f}`]);
     expectCli(r, 0);
     assert.match(r.stdout, /^image 1\/1 .*links\/a\.jpg: 640x360/m);

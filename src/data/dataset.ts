@@ -10,6 +10,7 @@ import { homedir } from 'node:os';
 import { basename, dirname, extname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { LibreYOLOError } from '../errors.ts';
+import { listImages } from './sources.ts';
 import { ZipArchive } from '../util/zip.ts';
 import { labelPathFor, readLabels, type ImageLabels } from './labels.ts';
 
@@ -311,16 +312,12 @@ export async function extractZipInto(zip: Uint8Array, root: string, label = 'arc
   }
 }
 
-/** All dataset images below `dir`, recursively, sorted by full path. */
-export async function listDatasetImages(dir: string): Promise<string[]> {
-  const entries = await readdir(dir, { recursive: true, withFileTypes: true });
-  const files: string[] = [];
-  for (const e of entries) {
-    if (!DATASET_IMAGE_SUFFIXES.has(extname(e.name).toLowerCase())) continue;
-    const full = join(e.parentPath ?? (e as unknown as { path: string }).path, e.name);
-    if (e.isFile() || (e.isSymbolicLink() && await isFile(full))) files.push(full);
-  }
-  return files.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+/**
+ * All dataset images below `dir`, recursively, sorted by full path: the predict folder walker
+ * (symbolic links followed without looping, each image once by its real path, regular files only).
+ */
+export function listDatasetImages(dir: string): Promise<string[]> {
+  return listImages(dir, DATASET_IMAGE_SUFFIXES);
 }
 
 /** Image paths of one split entry: a folder (recursive) or a `.txt` list relative to the list's folder. */

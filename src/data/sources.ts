@@ -67,7 +67,7 @@ const byPath = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
  * path in sorted order names it), so a link loop cannot hang the listing and a link cannot list an
  * image twice. Devices, pipes and sockets are skipped; at most the `folderFiles` limit is listed.
  */
-export async function listImages(dir: string): Promise<string[]> {
+export async function listImages(dir: string, suffixes: ReadonlySet<string> = IMAGE_SUFFIXES): Promise<string[]> {
   const maxFiles = limit('folderFiles');
   const walkedDirs = new Set<string>();
   const found: Array<{ path: string; real: string }> = [];
@@ -77,7 +77,7 @@ export async function listImages(dir: string): Promise<string[]> {
     const entries: Dirent[] = (await readdir(folder, { withFileTypes: true })).sort((a, b) => byPath(a.name, b.name));
     for (const e of entries) {
       const full = join(folder, e.name);
-      const isImage = IMAGE_SUFFIXES.has(extname(e.name).toLowerCase());
+      const isImage = suffixes.has(extname(e.name).toLowerCase());
       if (!e.isDirectory() && !e.isSymbolicLink() && !(e.isFile() && isImage)) continue;
       let st: Stats;
       let target: string;
