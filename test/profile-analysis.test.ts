@@ -148,10 +148,10 @@ describe('analyzeTrace on the reference training fixture', () => {
     assert.equal(a.cuda_mallocs_per_step, 6);
     assert.equal(a.bound, 'memory-pressure');
   });
-  it('accepts an object without events (empty analysis) and rejects a non-trace', () => {
-    const a = analyzeTrace({ hello: 1 });
-    assert.equal(a.kernels_per_step, 0);
-    assert.deepEqual(a.kernels, []);
+  it('rejects what is not a trace, naming the field: no traceEvents, traceEvents not a list, no complete events', () => {
+    assert.throws(() => analyzeTrace({ hello: 1 }), /no 'traceEvents' field/);
+    assert.throws(() => analyzeTrace({ traceEvents: 'nope' }), /traceEvents must be an array of events, got string/);
+    assert.throws(() => analyzeTrace([]), /no complete \('ph': 'X'\) events/);
     assert.throws(() => analyzeTrace(42), /JSON object or an array/);
   });
 });

@@ -253,7 +253,7 @@ describe('profile: exit codes and messages', () => {
     for (const c of ['infer', 'summary', 'get', 'phases', 'kernels', 'ops', 'compare', 'what-if']) assert.match(r.stdout, new RegExp(`^\\s+${c} `, 'm'));
   });
 
-  it('reads a bare event array and an object without events', async () => {
+  it('reads a bare event array; an object without events is not a trace (exit 1, naming the field)', async () => {
     const arr = join(dir, 'array', 'profile_trace.json');
     await rm(join(dir, 'array'), { recursive: true, force: true });
     await import('node:fs/promises').then((fs) => fs.mkdir(join(dir, 'array')));
@@ -262,7 +262,8 @@ describe('profile: exit codes and messages', () => {
     const empty = join(dir, 'empty.json');
     await writeFile(empty, '{"displayTimeUnit": "ms"}');
     const r = await cli('profile', 'get', empty, 'kernels_per_step');
-    assert.equal(r.code, 0);
-    assert.equal(r.stdout, '0\n');
+    assert.equal(r.code, 1);
+    assert.equal(r.stdout, '');
+    assert.equal(r.stderr, `failed to analyse ${empty}: not a profile (no 'schema' field) and not a trace (no 'traceEvents' field)\n`);
   });
 });

@@ -3,7 +3,7 @@
  * steps and mode), and the repeat aggregates.
  */
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -49,7 +49,12 @@ describe('ProfileRecorder', () => {
         span('step', 'optimizer', () => { const t = performance.now(); while (performance.now() - t < 1); });
       });
     }
-    const trace = await rec.finish();
+    const saveDir = join(dir, 'train');
+    const a = await finalizeProfile({
+      saveDir, writeTrace: (path) => rec.finish(path), summary: { meta: { model: 'fixture', batch: 1, mode: 'training' } },
+      fallback: () => { throw new Error('traced'); },
+    });
+    const trace = JSON.parse(readFileSync(join(saveDir, 'profile_trace.json'), 'utf8')) as { traceEvents: TraceEvent[] };
     assert.deepEqual(await ortTempDirs(), tempBefore, 'ORT profile files are removed');
     assert.deepEqual(await model.engine.profiledSessions(), [], 'profiling is off again');
 
@@ -70,11 +75,6 @@ describe('ProfileRecorder', () => {
       assert.ok(Number.isFinite(e.ts) && Number.isFinite(e.dur) && Number.isFinite(e.pid as number) && Number.isFinite(e.tid as number), JSON.stringify(e));
     }
 
-    const saveDir = join(dir, 'train');
-    const a = await finalizeProfile({
-      saveDir, trace, summary: { meta: { model: 'fixture', batch: 1, mode: 'training' } },
-      fallback: () => { throw new Error('traced'); },
-    });
     assert.equal(a.mode, 'training');
     assert.deepEqual(a.phases.map((p) => p.phase), ['dataload', 'forward', 'optimizer']);
     assert.equal(a.window.real_steps, 3);
@@ -86,7 +86,7 @@ describe('ProfileRecorder', () => {
     assert.ok(a.peak_vram_mb! > 0 && a.peak_rss_mb! > 0);
     for (const f of ['profile.json', 'profile_trace.json', 'profile_summary.json']) assert.ok(existsSync(join(saveDir, f)), f);
     // The raw trace, analysed on the fly with its sibling summary, gives the same profile.
-    const again = loadProfile(join(saveDir, 'profile_trace.json'));
+    const again = await loadProfile(join(saveDir, 'profile_trace.json'));
     assert.deepEqual({ ...again, trace: null }, { ...a, trace: null });
   });
 });
@@ -99,10 +99,10 @@ describe("ORT's clock", () => {
     const events: TraceEvent[] = delay.map((_, k) => ({ ph: 'X', cat: 'Session', name: 'model_run', ts: 5_000 + 20_000 * k, dur: 15_000 }));
     const workers = delay.map((d, k) => ({ ts: base * 1000 + 17_000 + 5_000 + 20_000 * k - d, dur: 15_800 }));
     workers.push({ ts: base * 1000 + 31_000, dur: 4_000 }); // another session's run
-    const offset = ortClockOffset({ key: 'k', startEpochMs: base, events }, workers);
+    const offset = ortClockOffset({ startEpochMs: base, runs: events }, workers);
     assert.equal(offset, base * 1000 + 17_000 - 20);
     for (const [k, e] of events.entries()) assert.ok(e.ts! + offset >= workers[k]!.ts, `run ${k} starts inside its worker run`);
-    assert.equal(ortClockOffset({ key: 'k', startEpochMs: base, events }, []), base * 1000, 'no worker runs: the creation timestamp');
+    assert.equal(ortClockOffset({ startEpochMs: base, runs: events }, []), base * 1000, 'no worker runs: the creation timestamp');
   });
 });
 

@@ -1,7 +1,9 @@
 /**
  * `libreyolo profile run`: a real training profile on a synthetic dataset (CPU, batch 4, 320 px,
- * warmup 2 + 4 steps, two trials), read back by the profile readers; the window that cannot fill
- * exits 3 with the three remedies; batch=-1 measures the step's memory and fits the batch.
+ * warmup 2 + 4 steps, two trials), read back by the profile readers; the default window (warmup 5
+ * + steps 20) on a small input; the window that cannot fill one epoch exits 3 with the three
+ * remedies (before any model work, and at run time with --batch -1); batch=-1 measures the step's
+ * memory and fits the batch.
  */
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
@@ -15,13 +17,19 @@ import { ProfileError } from '../src/profile/errors.ts';
 import { runTrainProfile } from '../src/profile/train-run.ts';
 import { parseDevice } from '../src/runtime/device.ts';
 import { fitAutoBatch, probeAutoBatch } from '../src/train/autobatch.ts';
-import { runCli } from './helpers/cli.ts';
+import { runCli as runCliDefault } from './helpers/cli.ts';
+
+/** Training runs build a train-step session first: minutes on a loaded 2-core machine. */
+const runCli = (args: string[], cwd: string) => runCliDefault(args, cwd, {}, { timeoutMs: 900_000 });
 
 describe('libreyolo profile run', () => {
   const tmp = mkdtempSync(join(tmpdir(), 'libreyolo-train-profile-'));
   let yaml = '';
+  let small = '';
   before(async () => {
-    yaml = (await generateSynthDataset({ out: join(tmp, 'shapes'), seed: 2, train: 8, val: 2, imgsz: 96, classes: ['circle', 'square', 'triangle'] })).yaml;
+    // 52 images: 26 iterations of batch 2, enough for the default window in one epoch.
+    yaml = (await generateSynthDataset({ out: join(tmp, 'shapes'), seed: 2, train: 52, val: 2, imgsz: 64, classes: ['circle', 'square', 'triangle'] })).yaml;
+    small = (await generateSynthDataset({ out: join(tmp, 'tiny'), seed: 3, train: 8, val: 2, imgsz: 64, classes: ['circle', 'square', 'triangle'] })).yaml;
   });
 
   it('profiles training steps and the readers work on the result', async () => {
@@ -34,6 +42,7 @@ describe('libreyolo profile run', () => {
     assert.ok(run.stdout.includes(`profile: ${aggregate}`), run.stdout);
     for (const trial of ['prof_0', 'prof_1']) {
       for (const f of ['profile.json', 'profile_trace.json', 'profile_summary.json']) assert.ok(existsSync(join(dir, trial, f)), `${trial}/${f}`);
+      assert.ok(!existsSync(join(dir, trial, 'weights')), 'a profile-only run leaves no (empty) weights/ folder');
     }
     const a = JSON.parse(readFileSync(aggregate, 'utf8')) as Record<string, unknown>;
     assert.equal(a.schema, 'libreyolo.profile.analysis/v1');
@@ -82,15 +91,38 @@ describe('libreyolo profile run', () => {
     assert.ok(!existsSync(join(tmp, 'runs', 'named-weights')));
   });
 
-  it('exits 3 naming the three remedies when the window cannot fill', async () => {
+  it('runs the default window (warmup 5 + steps 20) and says what it was asked', async () => {
+    const run = await runCli(['profile', 'run', yaml, '--weights', 'yolo9t', '--device', 'cpu', '--batch', '2', '--imgsz', '64',
+      '--workers', '1', '--project', 'runs/default-window', '--threads', '2'], tmp);
+    assert.equal(run.code, 0, run.stderr);
+    const dir = join(tmp, 'runs', 'default-window', 'prof');
+    for (const f of ['profile.json', 'profile_trace.json', 'profile_summary.json']) assert.ok(existsSync(join(dir, f)), f);
+    const summary = JSON.parse(readFileSync(join(dir, 'profile_summary.json'), 'utf8')) as { window: { warmup: number; real_steps: number; synced_steps: number } };
+    assert.deepEqual(summary.window, { warmup: 5, real_steps: 10, synced_steps: 10 });
+    assert.match(run.stderr, /workers=1\b/);
+    assert.doesNotMatch(run.stderr, /workers=8|\d+ epochs/);
+    assert.ok(!existsSync(join(dir, 'weights')));
+  });
+
+  it('exits 3 naming the three remedies when the window cannot fill one epoch (real CLI)', async () => {
+    const run = await runCli(['profile', 'run', small, '--weights', 'yolo9t', '--device', 'cpu', '--batch', '4', '--imgsz', '64',
+      '--workers', '0', '--project', 'runs/small'], tmp);
+    assert.equal(run.code, 3, run.stderr);
+    assert.equal(run.stdout, '');
+    assert.equal(run.stderr, 'no profile produced for run 0: the window (warmup 5 + steps 20) never filled (8 train images at batch 4 give 2 iterations per epoch; ' +
+      'the window must fit in one epoch). Use a larger dataset, fewer --steps, or a smaller --batch.\n');
+    assert.ok(!existsSync(join(tmp, 'runs', 'small')), 'nothing is written');
+  });
+
+  it('exits 3 at run time when the auto-fitted batch (--batch -1) leaves too few iterations', async () => {
     const err = await runTrainProfile({
-      data: yaml, weights: 'yolo9t', size: 't', batch: 4, imgsz: 64, workers: 0, amp: false, steps: 4, warmup: 2, repeat: 1,
-      device: 'cpu', project: join(tmp, 'runs', 'small'), epochs: 1, cwd: tmp,
+      data: small, weights: 'yolo9t', size: 't', batch: -1, imgsz: 64, workers: 0, amp: false, steps: 4, warmup: 2, repeat: 1,
+      device: 'cpu', project: join(tmp, 'runs', 'auto'), cwd: tmp, threads: 2,
     }).then(() => null, (e: unknown) => e);
     assert.ok(err instanceof ProfileError, String(err));
     assert.equal(err.exitCode, 3);
-    assert.equal(err.message, 'no profile produced for run 0: the window (warmup 2 + steps 4) never filled. Use a larger dataset, fewer --steps, or a smaller --batch.');
-    assert.ok(!existsSync(join(tmp, 'runs', 'small', 'prof', 'profile.json')));
+    assert.equal(err.message, 'no profile produced for run 0: the window (warmup 2 + steps 4) never filled in one epoch. Use a larger dataset, fewer --steps, or a smaller --batch.');
+    assert.ok(!existsSync(join(tmp, 'runs', 'auto', 'prof', 'profile.json')));
   });
 });
 

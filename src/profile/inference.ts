@@ -11,7 +11,7 @@ import type { Results } from '../predict/results.ts';
 import { inferenceMetrics } from './analyze.ts';
 import { pyRound } from './pyfmt.ts';
 import { ProfileRecorder } from './recorder.ts';
-import { SCHEMA, type ChromeTrace, type Latency, type ProfileAnalysis, type ProfileSummary, type Stages } from './schema.ts';
+import { SCHEMA, type Latency, type ProfileAnalysis, type ProfileSummary, type Stages } from './schema.ts';
 import { mean, percentile } from './stats.ts';
 import { inferenceVerdict } from './verdict.ts';
 import { finalizeProfile } from './write.ts';
@@ -50,7 +50,7 @@ function latencyOf(xs: number[], stepFallback: number): Latency {
   const meanMs = xs.length ? pyRound(mean(xs), 3) : pyRound(stepFallback, 3);
   return {
     p50_ms: percentile(xs, 50), p90_ms: percentile(xs, 90), p99_ms: percentile(xs, 99), mean_ms: meanMs,
-    min_ms: xs.length ? pyRound(Math.min(...xs), 3) : null, max_ms: xs.length ? pyRound(Math.max(...xs), 3) : null, n: xs.length,
+    min_ms: xs.length ? pyRound(xs.reduce((a, b) => Math.min(a, b)), 3) : null, max_ms: xs.length ? pyRound(xs.reduce((a, b) => Math.max(a, b)), 3) : null, n: xs.length,
   };
 }
 
@@ -115,14 +115,17 @@ async function runSteps(
   return s;
 }
 
-/** Traces TRACE_STEPS more calls on a profiled session (created by one untraced call first). */
-async function traceWindow(model: LibreYOLOModel, images: readonly string[], o: InferenceProfileOptions, from: number, steps: number): Promise<ChromeTrace> {
+/**
+ * Traces TRACE_STEPS more calls on a profiled session (created by one untraced call first); the
+ * recorder is returned unfinished, for finish(path) to write the trace.
+ */
+async function traceWindow(model: LibreYOLOModel, images: readonly string[], o: InferenceProfileOptions, from: number, steps: number): Promise<ProfileRecorder> {
   const recorder = await ProfileRecorder.start([model.engine]);
   try {
     await runSteps(model, images, o, from, 1);
     recorder.beginMeasurement();
     await runSteps(model, images, o, from + 1, steps, (k, fn) => recorder.step(k, fn));
-    return await recorder.finish();
+    return recorder;
   } catch (err) {
     await recorder.abort();
     throw err;
@@ -159,15 +162,18 @@ export async function profileInference(model: LibreYOLOModel, images: readonly s
     ...(trace ? { trace_window: { separate: true as const, steps: traceSteps } } : {}),
     ...(o.notes?.length ? { notes: o.notes } : {}),
   };
-  // Device busy time is known on CPU from ORT's node events, elsewhere only from device kernel events.
-  const deviceKernels = trace?.traceEvents.some((e) => e.cat === 'Kernel') ?? false;
-  return finalizeProfile({
-    saveDir: o.saveDir, trace, summary, fallback: untracedProfile,
-    verdict: (a) => inferenceVerdict({ pre: stages.preprocess, fwd: stages.forward, post: stages.postprocess }, {
-      cpu: device.kind === 'cpu',
-      util: trace && (device.kind === 'cpu' || deviceKernels) ? a.gpu_util : null,
-      // Compared with the forward time of the same (analysed, traced) steps.
-      busy: device.kind === 'cpu' && a.kernels_per_step > 0 && a.trace_window?.forward_ms ? { kernelMs: a.gpu_busy_ms_per_step, forwardMs: a.trace_window.forward_ms } : null,
-    }),
-  });
+  try {
+    return await finalizeProfile({
+      saveDir: o.saveDir, writeTrace: trace ? (path) => trace.finish(path) : null, summary, fallback: untracedProfile,
+      verdict: (a) => inferenceVerdict({ pre: stages.preprocess, fwd: stages.forward, post: stages.postprocess }, {
+        cpu: device.kind === 'cpu',
+        // Device busy time is known on CPU from ORT's node events, elsewhere only from device kernel events.
+        util: trace && (device.kind === 'cpu' || trace.sawDeviceKernels) ? a.gpu_util : null,
+        // Compared with the forward time of the same (analysed, traced) steps.
+        busy: device.kind === 'cpu' && a.kernels_per_step > 0 && a.trace_window?.forward_ms ? { kernelMs: a.gpu_busy_ms_per_step, forwardMs: a.trace_window.forward_ms } : null,
+      }),
+    });
+  } finally {
+    await trace?.abort();
+  }
 }

@@ -1,12 +1,16 @@
 /**
  * What every reader accepts: a `profile.json`, a repeat aggregate (both used as they are), or a raw
- * Chrome trace, analysed on the fly with the `profile_summary.json` beside it when there is one.
+ * Chrome trace, analysed on the fly with the `profile_summary.json` beside it when there is one. A
+ * large trace is streamed through the analysis (never read as one string).
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { analyzeTrace } from './analyze.ts';
+import { analyzeTrace, analyzeTraceFile } from './analyze.ts';
 import { ProfileError } from './errors.ts';
 import { SUMMARY_FILE, type ProfileAnalysis, type ProfileSummary } from './schema.ts';
+
+/** Files up to this size are parsed whole (a profile.json is far smaller); larger ones are streamed traces. */
+const WHOLE_FILE_BYTES = 64 << 20;
 
 const isProfile = (d: unknown): d is ProfileAnalysis =>
   Boolean(d) && typeof d === 'object' && !Array.isArray(d) && String((d as { schema?: unknown }).schema ?? '').startsWith('libreyolo.profile.analysis');
@@ -20,18 +24,27 @@ function siblingSummary(tracePath: string): ProfileSummary {
   }
 }
 
-export function loadProfile(path: string): ProfileAnalysis {
+export async function loadProfile(path: string): Promise<ProfileAnalysis> {
   if (!existsSync(path)) throw new ProfileError(`not found: ${path}`, 2);
+  const failed = (err: unknown): ProfileError => new ProfileError(`failed to analyse ${path}: ${(err as Error).message}`, 1);
+  const options = { summary: siblingSummary(path), tracePath: path };
+  if (statSync(path).size > WHOLE_FILE_BYTES) {
+    try {
+      return await analyzeTraceFile(path, options);
+    } catch (err) {
+      throw failed(err);
+    }
+  }
   let data: unknown;
   try {
     data = JSON.parse(readFileSync(path, 'utf8'));
   } catch (err) {
-    throw new ProfileError(`failed to analyse ${path}: ${(err as Error).message}`, 1);
+    throw failed(err);
   }
   if (isProfile(data)) return data;
   try {
-    return analyzeTrace(data, { summary: siblingSummary(path), tracePath: path });
+    return analyzeTrace(data, options);
   } catch (err) {
-    throw new ProfileError(`failed to analyse ${path}: ${(err as Error).message}`, 1);
+    throw failed(err);
   }
 }

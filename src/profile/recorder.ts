@@ -3,7 +3,8 @@
  * a unique file prefix in a private temp dir), collects the package's host spans, step markers and
  * memory samples while measuring, then merges it all into one Chrome trace and removes ORT's files.
  * It knows nothing about inference or training: a loop calls beginMeasurement(), wraps each step in
- * step(), marks phases with host spans (`span(name, phase, fn)`), and calls finish().
+ * step(), marks phases with host spans (`span(name, phase, fn)`), and calls finish(path), which
+ * streams ORT's events from its files into the trace file (never holding them).
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -11,9 +12,9 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { SessionEngine } from '../runtime/engine.ts';
 import { setSpanRecorder, type HostSpan, type SpanRecorder } from '../runtime/spans.ts';
-import { buildChromeTrace, type StepRecord } from './chrome-trace.ts';
-import { ortClockOffset, ortEvents, readOrtSessions } from './ort-trace.ts';
-import type { ChromeTrace } from './schema.ts';
+import type { TraceEvent } from './schema.ts';
+import { writeChromeTrace, type StepRecord } from './chrome-trace.ts';
+import { eachOrtEvent, ortClockOffset, readOrtSessions, slimOrtEvent } from './ort-trace.ts';
 
 const nowUs = (): number => (performance.timeOrigin + performance.now()) * 1000;
 /** ORT's files go to `<tmpdir>/libreyolo-profile-<pid>-XXXXXX/`, removed when the recorder finishes. */
@@ -27,6 +28,8 @@ export class ProfileRecorder implements SpanRecorder {
   private readonly rss: Array<{ ts: number; mb: number }> = [];
   private measureFrom = Infinity;
   private done = false;
+  /** Set by finish(): whether ORT reported device kernel events (not only node times). */
+  sawDeviceKernels = false;
 
   private constructor(private readonly engines: readonly SessionEngine[], private readonly ortDir: string) {}
 
@@ -65,8 +68,8 @@ export class ProfileRecorder implements SpanRecorder {
     }
   }
 
-  /** Flushes ORT's profiles, merges them with the host record, and cleans up. */
-  async finish(): Promise<ChromeTrace> {
+  /** Flushes ORT's profiles, writes them merged with the host record to `path`, and cleans up. */
+  async finish(path: string): Promise<void> {
     this.stopSpans();
     try {
       const profiled = [];
@@ -78,10 +81,18 @@ export class ProfileRecorder implements SpanRecorder {
       const workerRuns = this.spans.filter((s) => s.name.endsWith('(worker)'));
       const sessions = files.map((f, k) => {
         const pid = ORT_PID + k;
-        const events = ortEvents(f, ortClockOffset(f, workerRuns), pid).filter((e) => e.ts! >= this.measureFrom);
-        return { key: f.key, pid, events };
+        const offset = ortClockOffset(f, workerRuns);
+        return {
+          key: f.key, pid,
+          each: (emit: (e: TraceEvent) => void | Promise<void>) => eachOrtEvent(f.file, (e) => {
+            const slim = slimOrtEvent(e, offset, pid);
+            if (!slim || slim.ts! < this.measureFrom) return undefined;
+            if (slim.cat === 'Kernel') this.sawDeviceKernels = true;
+            return emit(slim);
+          }),
+        };
       });
-      return buildChromeTrace({ spans: this.spans.filter((s) => s.ts >= this.measureFrom), steps: this.steps, rss: this.rss, sessions });
+      await writeChromeTrace(path, { spans: this.spans.filter((s) => s.ts >= this.measureFrom), steps: this.steps, rss: this.rss, sessions });
     } finally {
       await this.abort();
     }

@@ -3,11 +3,12 @@
  * (`wrapLoader` / `phase` / `step`), and `runTrainProfile`, the body of `libreyolo profile run`.
  *
  * Window: `warmup` iterations are discarded, then `steps` (at least 2) are measured, counted across
- * epochs. The first half of the measured steps gives the real step time (data wait included), the
+ * epochs for model.train(profile=True) (host spans only inside iterations, so validation between
+ * epochs stays out), within one epoch for `profile run` (see checkWindowFits). The first half of the measured steps gives the real step time (data wait included), the
  * second half the per-phase composition. The train step's ORT session is created with profiling on;
- * at the window's close its events are put on the host clock and merged with the host record
- * (step markers, phase spans, memory) into `profile_trace.json`, which the shared analysis turns
- * into `profile.json` (with `profile_summary.json` beside it).
+ * at the window's close its events are streamed from ORT's file onto the host clock and merged with
+ * the host record (step markers, phase spans, memory) into `profile_trace.json` (train-timeline.ts),
+ * which the shared analysis streams back into `profile.json` (with `profile_summary.json` beside it).
  *
  * Phases: `dataload` (waiting for the loader), `to_device` (handing the batch and the parameters to
  * the session's worker and into ORT tensors, up to the run's first node), `forward` and `backward`
@@ -15,7 +16,7 @@
  * pass names `/backward/...`), `optimizer` (the host update).
  */
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, rmdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -29,13 +30,14 @@ import type { StepRunner } from '../train/runner.ts';
 import { createFreshModel, trainModel, type TrainPhase, type TrainProfiler, type TrainRuntime } from '../train/trainer.ts';
 import { writeFileAtomic } from '../util/fs.ts';
 import { aggregateRunTrials, RUN_REPEAT_FILE } from './aggregate.ts';
-import { buildChromeTrace, type StepRecord } from './chrome-trace.ts';
+import { writeChromeTrace, type StepRecord } from './chrome-trace.ts';
 import { deviceOrError, ensureDeviceAvailable } from './device.ts';
 import { ProfileError } from './errors.ts';
 import { loadProfile } from './load.ts';
-import { ortClockOffset, ortEvents, readOrtSessions } from './ort-trace.ts';
+import { findOrtFile } from './ort-trace.ts';
 import { pyFixed, pyJson, pyRound } from './pyfmt.ts';
-import { PROFILE_FILE, SUMMARY_FILE, TRACE_FILE, type ProfileAnalysis, type ProfileSummary, type TraceEvent } from './schema.ts';
+import { PROFILE_FILE, SUMMARY_FILE, TRACE_FILE, type ProfileAnalysis, type ProfileSummary } from './schema.ts';
+import { NodeTimes, readSessionTimeline, traceCap, type SessionTimeline } from './train-timeline.ts';
 import { CPU_KERNEL_SHARE, GPU_UTIL, type Verdict } from './verdict.ts';
 import { finalizeProfile } from './write.ts';
 
@@ -43,7 +45,6 @@ const nowUs = (): number => (performance.timeOrigin + performance.now()) * 1000;
 const ORT_PID = 10;
 /** The step's own record of its ORT run on the worker (runtime clock alignment uses it). */
 const WORKER_RUN = 'train step (worker)';
-const BACKWARD_NODE = '/backward/';
 
 export interface TrainProfilerOptions {
   warmup: number;
@@ -53,7 +54,21 @@ export interface TrainProfilerOptions {
   meta: Record<string, unknown>;
   /** Record the ORT trace (profile.json needs it). Default true. */
   trace?: boolean;
+  /**
+   * The window must fit in one epoch (`profile run`): an epoch that ends before the window closes
+   * throws WindowNotFilled instead of carrying the window over the epoch boundary.
+   */
+  singleEpoch?: boolean;
   log?: (line: string) => void;
+  /** Log a line per iteration of the window (`profile run`, where the trainer's own progress is off). */
+  progress?: boolean;
+}
+
+/** The epoch ended before warmup + steps iterations (singleEpoch). */
+export class WindowNotFilled extends Error {
+  constructor(readonly iterations: number) {
+    super(`the epoch ended after ${iterations} iterations, before the profile window filled`);
+  }
 }
 
 interface Iteration {
@@ -78,14 +93,21 @@ export class TrainStepProfiler implements TrainProfiler, SpanRecorder {
   private realMs = 0;
   private realN = 0;
   private stepT0: number | null = null;
+  private iterT0 = 0;
   private iterStartUs = 0;
   private syncedN = 0;
   private readonly sums: Record<TrainPhase, number> = { to_device: 0, forward: 0, backward: 0, optimizer: 0 };
   private readonly spans: HostSpan[] = [];
   private readonly iterations: Iteration[] = [];
   private readonly rss: Array<{ ts: number; mb: number }> = [];
+  private readonly notes: string[] = [];
   private measureFrom = Infinity;
   private recording = false;
+  /**
+   * Between an iteration's next(batch) and its step(): host spans are kept only then, so what the
+   * trainer does between iterations (validation, checkpoints at an epoch's end) stays out.
+   */
+  private inIteration = false;
   private cleaned = false;
   /** Set when the window closed and the files were written. */
   profile: ProfileAnalysis | null = null;
@@ -119,7 +141,7 @@ export class TrainStepProfiler implements TrainProfiler, SpanRecorder {
   }
 
   record(span: HostSpan): void {
-    if (this.recording) this.spans.push(span);
+    if (this.recording && this.inIteration) this.spans.push(span);
   }
 
   private beginMeasurement(): void {
@@ -140,10 +162,16 @@ export class TrainStepProfiler implements TrainProfiler, SpanRecorder {
     for (;;) {
       if (this.activeNow) this.beginMeasurement();
       const measuring = this.activeNow;
+      this.inIteration = measuring;
       const t0 = performance.now();
       const t0us = nowUs();
+      this.iterT0 = t0;
       const next = await it.next();
-      if (next.done) return;
+      if (next.done) {
+        this.inIteration = false;
+        if (this.o.singleEpoch && !this.finished) throw new WindowNotFilled(this.stepI);
+        return;
+      }
       const t1 = performance.now();
       if (measuring) {
         this.iterStartUs = t0us;
@@ -181,11 +209,17 @@ export class TrainStepProfiler implements TrainProfiler, SpanRecorder {
       this.realN++;
       this.stepT0 = null;
     }
+    if (this.o.progress) {
+      const total = this.warmup + this.active;
+      const what = this.stepI < this.warmup ? 'warmup' : this.m < this.half ? 'timed' : 'phase-synced';
+      this.o.log?.(`  profile iteration ${this.stepI + 1}/${total} (${what}) ${pyFixed(done - this.iterT0, 0)} ms`);
+    }
     if (this.stepI >= this.warmup) {
       const end = nowUs();
       this.iterations.push({ index: this.m, start: this.iterStartUs || end, end, synced: this.m >= this.half });
       this.rss.push({ ts: end, mb: process.memoryUsage.rss() / 1e6 });
     }
+    this.inIteration = false;
     if (this.synced) this.syncedN++;
     if (this.stepI >= this.warmup) this.m++;
     this.stepI++;
@@ -198,16 +232,13 @@ export class TrainStepProfiler implements TrainProfiler, SpanRecorder {
    * nodes, so every kernel lies in its own phase even where ORT interleaves the two), and the tail
    * after the run (the gradients' trip back) as backward.
    */
-  private splitCalls(sessions: ReadonlyArray<{ events: TraceEvent[] }>): HostSpan[] {
+  private splitCalls(nodes: NodeTimes): HostSpan[] {
     const runs = this.spans.filter((s) => s.name === WORKER_RUN);
-    const nodes = sessions.flatMap((s) => s.events.filter((e) => e.cat === 'Node' && typeof e.ts === 'number'))
-      .map((e) => ({ ts: e.ts!, backward: String(e.name ?? '').includes(BACKWARD_NODE) }))
-      .sort((a, b) => a.ts - b.ts);
     const firstIndexAtOrAfter = (t: number): number => {
       let lo = 0, hi = nodes.length;
       while (lo < hi) {
         const mid = (lo + hi) >> 1;
-        if (nodes[mid]!.ts < t) lo = mid + 1; else hi = mid;
+        if (nodes.ts[mid]! < t) lo = mid + 1; else hi = mid;
       }
       return lo;
     };
@@ -228,7 +259,7 @@ export class TrainStepProfiler implements TrainProfiler, SpanRecorder {
       const w1 = run ? Math.min(run.ts + run.dur, c1) : c1;
       // Until ORT's first node runs, the call is handing the batch and the parameters over.
       const first = firstIndexAtOrAfter(w0);
-      const firstTs = first < nodes.length && nodes[first]!.ts < w1 ? nodes[first]!.ts : w0;
+      const firstTs = first < nodes.length && nodes.ts[first]! < w1 ? nodes.ts[first]! : w0;
       const parts: Record<'to_device' | 'forward' | 'backward', number> = { to_device: firstTs - c0, forward: 0, backward: 0 };
       if (firstTs > c0) out.push({ name: 'to_device', cat: 'to_device', ts: c0, dur: firstTs - c0, tid: s.tid });
       let segStart = firstTs;
@@ -239,12 +270,12 @@ export class TrainStepProfiler implements TrainProfiler, SpanRecorder {
         out.push({ name: phase, cat: phase, ts: segStart, dur: end - segStart, tid: s.tid });
         parts[phase] += end - segStart;
       };
-      for (let k = first; k < nodes.length && nodes[k]!.ts < w1; k++) {
-        const nd = nodes[k]!;
-        if (nd.backward === segBackward) continue;
-        close(nd.ts);
-        segStart = nd.ts;
-        segBackward = nd.backward;
+      for (let k = first; k < nodes.length && nodes.ts[k]! < w1; k++) {
+        const backward = nodes.backward[k] === 1;
+        if (backward === segBackward) continue;
+        close(nodes.ts[k]!);
+        segStart = nodes.ts[k]!;
+        segBackward = backward;
       }
       close(w1);
       if (c1 > w1) {
@@ -265,27 +296,33 @@ export class TrainStepProfiler implements TrainProfiler, SpanRecorder {
     this.stopRecording();
     const o = this.o;
     const batch = Number(o.meta.batch) || 0;
-    let trace = null;
-    try {
-      if (this.ortDir && this.runner) {
-        const profiled: Array<{ key: string; profilePrefix: string; startEpochMs: number }> = [];
-        for (const step of this.runner.steps.values()) {
-          await step.endProfiling();
-          const s = step.sessionInfo;
-          if (s.profilePrefix) profiled.push({ key: s.key, profilePrefix: s.profilePrefix, startEpochMs: s.info.profileStartEpochMs ?? 0 });
-        }
-        const files = await readOrtSessions(profiled);
-        const workerRuns = this.spans.filter((s) => s.name === WORKER_RUN);
-        const sessions = files.map((f, k) => ({
-          key: f.key, pid: ORT_PID + k,
-          events: realignRuns(ortEvents(f, ortClockOffset(f, workerRuns), ORT_PID + k), workerRuns).filter((e) => e.ts! >= this.measureFrom),
-        }));
-        const spans = this.splitCalls(sessions);
-        trace = buildChromeTrace({ spans, steps: this.iterations.map((it): StepRecord => ({ index: it.index, ts: it.start, dur: it.end - it.start })), rss: this.rss, sessions });
+    // The ORT files are read as streams: once for the run times and the node timeline (typed
+    // arrays, ~9 bytes a node), once more to copy the events into the trace file.
+    let sessions: SessionTimeline[] = [];
+    let spans: HostSpan[] = this.spans;
+    if (this.ortDir && this.runner) {
+      const workerRuns = this.spans.filter((s) => s.name === WORKER_RUN);
+      for (const step of this.runner.steps.values()) {
+        await step.endProfiling();
+        const s = step.sessionInfo;
+        if (!s.profilePrefix) continue;
+        const file = await findOrtFile(s.profilePrefix);
+        if (file) sessions.push(await readSessionTimeline(file, s.key, s.info.profileStartEpochMs ?? 0, ORT_PID + sessions.length, workerRuns, this.measureFrom));
       }
-    } finally {
-      await this.cleanup();
+      const all = NodeTimes.merge(sessions.map((t) => t.nodes));
+      spans = this.splitCalls(all);
     }
+    const steps = this.iterations.map((it): StepRecord => ({ index: it.index, ts: it.start, dur: it.end - it.start }));
+    const cap = traceCap(sessions, steps);
+    if (cap.note) this.notes.push(cap.note);
+    const traced = Boolean(this.ortDir && this.runner);
+    const writeTrace = async (path: string): Promise<void> => {
+      try {
+        await writeChromeTrace(path, { spans, steps, rss: this.rss, sessions: sessions.map((t) => t.stream(cap.keep)) });
+      } finally {
+        await this.cleanup();
+      }
+    };
     const stepMs = this.realN ? this.realMs / this.realN : 0;
     const dl = this.dlN ? this.dlMs / this.dlN : 0;
     const div = Math.max(this.syncedN, 1);
@@ -303,16 +340,18 @@ export class TrainStepProfiler implements TrainProfiler, SpanRecorder {
       composition_total_ms: pyRound(compTotal || 1.0, 3),
       bound: frac >= 0.2 ? 'dataloader' : 'compute',
       bound_why: '',
-      trace: trace ? join(o.saveDir, TRACE_FILE) : null,
+      trace: traced ? join(o.saveDir, TRACE_FILE) : null,
+      ...(this.notes.length ? { notes: this.notes } : {}),
     };
-    if (!trace) {
+    if (!traced) {
+      await this.cleanup();
       // As the original: without a trace only profile_summary.json is written, no profile.json.
       await writeFileAtomic(join(o.saveDir, SUMMARY_FILE), `${pyJson(summary, 2)}\n`);
       return;
     }
     const cpu = o.device.kind === 'cpu';
     this.profile = await finalizeProfile({
-      saveDir: o.saveDir, trace, summary,
+      saveDir: o.saveDir, writeTrace, summary,
       fallback: () => { throw new Error('unreachable: a trace is present'); },
       verdict: (a) => refineTrainVerdict(a, summary, cpu),
     });
@@ -352,33 +391,6 @@ export class TrainStepProfiler implements TrainProfiler, SpanRecorder {
   }
 }
 
-/**
- * Per-run clock alignment. One offset per session is not enough here: `session.run` converts ~2M
- * parameter feeds before ORT's own `model_run` starts, and that time changes from run to run, so a
- * single offset can even pair a run with its neighbour. The profile ends right after the last
- * measured step, so the session's last N model_runs are the N measured worker runs, in order; each
- * is moved to end where its worker run ends (the output copy after it is small) and every event
- * inside it moves with it.
- */
-export function realignRuns(events: TraceEvent[], workerRuns: ReadonlyArray<{ ts: number; dur: number }>): TraceEvent[] {
-  const runs = events.filter((e) => e.name === 'model_run' && typeof e.ts === 'number').sort((a, b) => a.ts! - b.ts!);
-  const workers = [...workerRuns].sort((a, b) => a.ts - b.ts);
-  const n = Math.min(runs.length, workers.length);
-  if (!n) return events;
-  const paired = runs.slice(runs.length - n);
-  const measured = workers.slice(workers.length - n);
-  const shifts = paired.map((r, k) => {
-    const w = measured[k]!;
-    const dur = Math.min(r.dur ?? 0, w.dur);
-    return { start: r.ts!, end: r.ts! + (r.dur ?? 0), shift: w.ts + w.dur - dur - r.ts! };
-  });
-  return events.map((e) => {
-    if (typeof e.ts !== 'number') return e;
-    const sh = shifts.find((x) => e.ts! >= x.start - 1 && e.ts! <= x.end + 1);
-    return sh ? { ...e, ts: Math.round((e.ts + sh.shift) * 1000) / 1000 } : e;
-  });
-}
-
 function kernelLine(a: ProfileAnalysis, device: Device): string {
   const what = device.kind === 'cpu' ? 'ORT kernels' : 'device';
   return `${what} busy ${pyFixed(a.gpu_util * 100, 0)}% (${pyFixed(a.gpu_busy_ms_per_step, 0)} ms / ${pyFixed(a.step_ms, 0)} ms step)  |  ${a.kernels_per_step} kernels/step @ ~${pyFixed(a.mean_kernel_us, 0)}us`;
@@ -413,8 +425,11 @@ export function refineTrainVerdict(a: ProfileAnalysis, summary: ProfileSummary, 
 }
 
 /** The trainer's profiler factory (what `profile run` passes as `TrainRuntime.profiler`). */
-export function trainProfilerFactory(options: { trace?: boolean } = {}): NonNullable<TrainRuntime['profiler']> {
-  return (ctx) => TrainStepProfiler.create({ ...ctx, ...(options.trace === false ? { trace: false } : {}) });
+export function trainProfilerFactory(options: { trace?: boolean; singleEpoch?: boolean; log?: (line: string) => void } = {}): NonNullable<TrainRuntime['profiler']> {
+  return (ctx) => TrainStepProfiler.create({
+    ...ctx, ...(options.trace === false ? { trace: false } : {}), ...(options.singleEpoch ? { singleEpoch: true } : {}),
+    ...(options.log ? { log: options.log, progress: true } : {}),
+  });
 }
 
 export interface TrainRunOptions {
@@ -488,7 +503,7 @@ export async function runTrainProfile(o: TrainRunOptions): Promise<TrainRunResul
   const repeat = Math.max(1, o.repeat);
   const cwd = o.cwd ?? process.cwd();
   const epochs = o.epochs ?? o.warmup + o.steps + 5;
-  await checkWindowFits(o, epochs, cwd);
+  const split = await checkWindowFits(o, cwd);
   const profiles: ProfileAnalysis[] = [];
   const paths: string[] = [];
   const trials: number[] = [];
@@ -502,24 +517,30 @@ export async function runTrainProfile(o: TrainRunOptions): Promise<TrainRunResul
     } catch (err) {
       throw asProfileError(err);
     }
+    o.log?.(banner(o, model, device, split, repeat > 1 ? `trial ${i + 1}/${repeat}: ` : ''));
     try {
+      // The trainer's own progress is off: it would report its epoch budget (`epochs`, an upper
+      // bound nobody asked for; the window closes inside the first epoch). The profiler logs instead.
       await trainModel(model, {
         data: o.data, epochs, batch: o.batch, imgsz: o.imgsz, workers: o.workers, amp: o.amp, device: device.id,
         profile: true, profile_then_stop: true, profile_steps: o.steps, profile_warmup: o.warmup, profile_open: false,
-        no_aug_epochs: 0, project: o.project, name, exist_ok: true, verbose: Boolean(o.log),
+        no_aug_epochs: 0, project: o.project, name, exist_ok: true, verbose: false,
         ...(o.threads ? { threads: o.threads } : {}),
-      }, { warn: o.warn ?? quiet, cwd, profiler: trainProfilerFactory(), ...(o.log ? { stream: logStream(o.log) } : {}) });
+      }, { warn: o.warn ?? quiet, cwd, profiler: trainProfilerFactory({ singleEpoch: true, ...(o.log ? { log: o.log } : {}) }) });
     } catch (err) {
+      if (err instanceof WindowNotFilled) throw windowNeverFilled(i, o);
       throw asProfileError(err);
     } finally {
       await model.close();
+      // A profile-only run writes no checkpoint: leave no empty weights/ folder (rmdir refuses a full one).
+      await rmdir(join(resolve(cwd, o.project, name), 'weights')).catch(() => undefined);
     }
     lastDir = resolve(cwd, o.project, name);
     const pj = join(lastDir, PROFILE_FILE);
     if (!existsSync(pj)) {
       throw windowNeverFilled(i, o);
     }
-    const a = loadProfile(pj);
+    const a = await loadProfile(pj);
     profiles.push(a);
     paths.push(pj);
     if (a.img_per_s !== null && a.img_per_s !== undefined) trials.push(a.img_per_s);
@@ -534,17 +555,21 @@ export async function runTrainProfile(o: TrainRunOptions): Promise<TrainRunResul
   return { profilePath: paths[paths.length - 1]!, profile: profiles[profiles.length - 1]!, tracePath };
 }
 
-function windowNeverFilled(run: number, o: Pick<TrainRunOptions, 'warmup' | 'steps'>): ProfileError {
-  return new ProfileError(`no profile produced for run ${run}: the window (warmup ${o.warmup} + steps ${o.steps}) never filled. Use a larger dataset, fewer --steps, or a smaller --batch.`, 3);
+function windowNeverFilled(run: number, o: Pick<TrainRunOptions, 'warmup' | 'steps'>, split?: { images: number; batch: number; perEpoch: number }): ProfileError {
+  const why = split ? ` (${split.images} train images at batch ${split.batch} give ${split.perEpoch} iterations per epoch; the window must fit in one epoch)` : ' in one epoch';
+  return new ProfileError(`no profile produced for run ${run}: the window (warmup ${o.warmup} + steps ${o.steps}) never filled${why}. Use a larger dataset, fewer --steps, or a smaller --batch.`, 3);
 }
 
 /**
- * The window needs warmup + max(2, steps) iterations; the run has epochs x batches-per-epoch of
- * them (drop_last when the split holds at least one batch, as the original). When that cannot
- * fill the window the outcome is known before any model work: no profile, exit 3.
+ * "Too small": the window (warmup + max(2, steps) iterations) must fit in ONE epoch of the train
+ * split, which has floor(images / batch) batches (drop_last, as the original; one short batch when
+ * the split is smaller than a batch). Unlike the original, which carries the window across epochs,
+ * a profile never spans an epoch boundary, so loader restarts and validation stay out of it. When
+ * the batch is known this is checked before any model work; with --batch -1 the profiler itself
+ * stops at the epoch's end. Either way: no profile, exit 3.
  */
-async function checkWindowFits(o: TrainRunOptions, epochs: number, cwd: string): Promise<void> {
-  if (o.batch < 1) return; // auto-batch: the batch is only known after the probe
+async function checkWindowFits(o: TrainRunOptions, cwd: string): Promise<{ images: number; perEpoch: number } | null> {
+  if (o.batch < 1) return null; // auto-batch: the batch is only known after the probe
   let images: number;
   try {
     const ds = await loadDatasetConfig(o.data, { cwd });
@@ -554,22 +579,15 @@ async function checkWindowFits(o: TrainRunOptions, epochs: number, cwd: string):
     throw asProfileError(err);
   }
   const perEpoch = images >= o.batch ? Math.floor(images / o.batch) : 1;
-  if (epochs * perEpoch < Math.max(0, o.warmup) + Math.max(2, o.steps)) throw windowNeverFilled(0, o);
+  if (perEpoch < Math.max(0, o.warmup) + Math.max(2, o.steps)) throw windowNeverFilled(0, o, { images, batch: o.batch, perEpoch });
+  return { images, perEpoch };
 }
 
-/** A minimal non-TTY stream that forwards whole lines to `log`. */
-function logStream(log: (line: string) => void): NodeJS.WriteStream {
-  let buf = '';
-  return {
-    isTTY: false,
-    write(chunk: string | Uint8Array): boolean {
-      buf += typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8');
-      let k: number;
-      while ((k = buf.indexOf('\n')) >= 0) {
-        log(buf.slice(0, k));
-        buf = buf.slice(k + 1);
-      }
-      return true;
-    },
-  } as unknown as NodeJS.WriteStream;
+/** What the run was asked, in one line (the window, not the trainer's epoch budget). */
+function banner(o: TrainRunOptions, model: LibreYOLOModel, device: Device, split: { images: number; perEpoch: number } | null, prefix: string): string {
+  const amp = o.amp ? (device.kind === 'cpu' ? 'amp=True (ignored on cpu: float32)' : 'amp=True') : 'amp=False';
+  const batch = o.batch < 1 ? 'batch=-1 (auto-fit)' : `batch=${o.batch}`;
+  const epoch = split ? ` of the epoch's ${split.perEpoch} (${split.images} train images)` : ' of one epoch';
+  return `profile run: ${prefix}${model.family.name}-${model.size} on ${device.id}  ${batch}  imgsz=${o.imgsz}  workers=${o.workers}  ${amp}\n` +
+    `  window: warmup ${o.warmup} + steps ${Math.max(2, o.steps)} iterations${epoch}`;
 }

@@ -1,19 +1,22 @@
 /**
- * The end of every measuring loop: write the merged trace, analyse it with the loop's summary, let
- * the loop give its verdict, and write `profile_summary.json` and the self-contained `profile.json`.
- * Without a trace the loop's own fallback profile stands in for the analysis.
+ * The end of every measuring loop: analyse the merged trace (already streamed to its file) with the
+ * loop's summary, let the loop give its verdict, and write `profile_summary.json` and the
+ * self-contained `profile.json`. Without a trace the loop's own fallback profile stands in.
  */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { writeFileAtomic } from '../util/fs.ts';
-import { analyzeTrace, applyVerdict } from './analyze.ts';
+import { analyzeTraceFile, applyVerdict } from './analyze.ts';
 import { pyJson } from './pyfmt.ts';
-import { PROFILE_FILE, SUMMARY_FILE, TRACE_FILE, type ChromeTrace, type ProfileAnalysis, type ProfileSummary } from './schema.ts';
+import { PROFILE_FILE, SUMMARY_FILE, TRACE_FILE, type ProfileAnalysis, type ProfileSummary } from './schema.ts';
 import type { Verdict } from './verdict.ts';
 
 export interface FinalizeOptions {
-  /** Where the files go; null keeps everything in memory. */
+  /** Where the files go; null keeps the profile in memory (the trace goes to a temp file). */
   saveDir: string | null;
-  trace: ChromeTrace | null;
+  /** Writes the merged trace to the path it is given; absent: no trace. */
+  writeTrace: ((path: string) => Promise<void>) | null;
   summary: ProfileSummary;
   /** The profile when there is no trace. */
   fallback: (summary: ProfileSummary) => ProfileAnalysis;
@@ -21,10 +24,22 @@ export interface FinalizeOptions {
   verdict?: (analysis: ProfileAnalysis) => Verdict;
 }
 
+/** Writes the trace where it belongs (or to a temp folder), runs `use` on its path, cleans up. */
+async function withTrace<T>(saveDir: string | null, write: (path: string) => Promise<void>, use: (path: string) => Promise<T>): Promise<T> {
+  const dir = saveDir ?? (await mkdtemp(join(tmpdir(), 'libreyolo-trace-')));
+  try {
+    const path = join(dir, TRACE_FILE);
+    await write(path);
+    return await use(path);
+  } finally {
+    if (!saveDir) await rm(dir, { recursive: true, force: true });
+  }
+}
+
 export async function finalizeProfile(o: FinalizeOptions): Promise<ProfileAnalysis> {
-  const tracePath = o.trace && o.saveDir ? join(o.saveDir, TRACE_FILE) : null;
-  if (tracePath) await writeFileAtomic(tracePath, JSON.stringify(o.trace));
-  const a = o.trace ? analyzeTrace(o.trace, { summary: o.summary, tracePath }) : o.fallback(o.summary);
+  const a = o.writeTrace
+    ? await withTrace(o.saveDir, o.writeTrace, (path) => analyzeTraceFile(path, { summary: o.summary, tracePath: o.saveDir ? path : null }))
+    : o.fallback(o.summary);
   if (o.verdict) {
     const v = o.verdict(a);
     applyVerdict(a, v.bound, v.why);

@@ -24,9 +24,9 @@ const BIN = join(REPO_ROOT, 'src', 'cli', 'bin.ts');
 
 /**
  * `libreyolo ...args` in `cwd`. The child never reaches the network: HF_HUB_OFFLINE=1 unless `env`
- * overrides it (set a key to undefined to remove it).
+ * overrides it (set a key to undefined to remove it). It is killed after `timeoutMs` (default 2 min).
  */
-export function runCli(args: string[], cwd: string, env: Record<string, string | undefined> = {}, opts: { rss?: boolean } = {}): Promise<CliRun> {
+export function runCli(args: string[], cwd: string, env: Record<string, string | undefined> = {}, opts: { rss?: boolean; timeoutMs?: number } = {}): Promise<CliRun> {
   const childEnv: NodeJS.ProcessEnv = { ...process.env, HF_HUB_OFFLINE: '1', ...env };
   delete childEnv.NODE_TEST_CONTEXT; // the child is not part of the test runner
   delete childEnv.LIBREYOLO_DEBUG;
@@ -39,7 +39,7 @@ export function runCli(args: string[], cwd: string, env: Record<string, string |
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (s: string) => (stdout += s));
     child.stderr.setEncoding('utf8').on('data', (s: string) => (stderr += s));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 120_000);
+    const timer = setTimeout(() => child.kill('SIGKILL'), opts.timeoutMs ?? 120_000);
     child.on('error', reject);
     child.on('close', (code) => {
       clearTimeout(timer);

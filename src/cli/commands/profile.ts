@@ -109,14 +109,14 @@ export function profileCommand(): Command {
   group.addCommand(inferCommand());
   group.addCommand(readerCommand('summary', 'The high-level read: step, throughput, utilisation, verdict, kernel mix, top kernels.')
     .addOption(jsonOption())
-    .action(guarded((trace: string, f: { json: boolean }) => print(summaryReader(loadProfile(trace)), f.json))));
+    .action(guarded(async (trace: string, f: { json: boolean }) => print(summaryReader(await loadProfile(trace)), f.json))));
   group.addCommand(readerCommand('get', 'Print one metric and nothing else; omit the field to list the metrics.')
     .argument('[field]', 'metric name')
     .addOption(jsonOption())
-    .action(guarded((trace: string, field: string | undefined, f: { json: boolean }) => print(getReader(loadProfile(trace), trace, field), f.json))));
+    .action(guarded(async (trace: string, field: string | undefined, f: { json: boolean }) => print(getReader(await loadProfile(trace), trace, field), f.json))));
   group.addCommand(readerCommand('phases', 'Device ms, wall ms, kernels and ops per step, by phase.')
     .addOption(jsonOption())
-    .action(guarded((trace: string, f: { json: boolean }) => print(phasesReader(loadProfile(trace)), f.json))));
+    .action(guarded(async (trace: string, f: { json: boolean }) => print(phasesReader(await loadProfile(trace)), f.json))));
   group.addCommand(readerCommand('kernels', 'Individual kernels: share of device time, ms and invocations per step, category.')
     .option('--top <n>', 'show the first N', parseInteger('top'), 20)
     .option('--category <substring>', 'filter by category: gemm, layout, norm, elementwise, pool')
@@ -125,23 +125,23 @@ export function profileCommand(): Command {
     .option('--sort <key>', 'time, count or name', 'time')
     .option('--phase <phase>', 'only one phase: preprocess, forward, postprocess, dataload, backward, ...')
     .addOption(jsonOption())
-    .action(guarded((trace: string, f: { top: number; category?: string; grep?: string; tensorcore: boolean; sort: string; phase?: string; json: boolean }) =>
-      print(kernelsReader(loadProfile(trace), f), f.json))));
+    .action(guarded(async (trace: string, f: { top: number; category?: string; grep?: string; tensorcore: boolean; sort: string; phase?: string; json: boolean }) =>
+      print(kernelsReader(await loadProfile(trace), f), f.json))));
   group.addCommand(readerCommand('ops', 'The host view: ORT session ops and the package\'s own spans, by CPU time.')
     .option('--top <n>', 'show the first N', parseInteger('top'), 20)
     .option('--phase <phase>', 'only one phase')
     .addOption(jsonOption())
-    .action(guarded((trace: string, f: { top: number; phase?: string; json: boolean }) => print(opsReader(loadProfile(trace), f), f.json))));
+    .action(guarded(async (trace: string, f: { top: number; phase?: string; json: boolean }) => print(opsReader(await loadProfile(trace), f), f.json))));
   group.addCommand(new Command('compare')
     .description('Before -> after: img/s (with a significance call when both were repeated), ms/image, utilisation, host overhead, launches, verdict.')
     .argument('<before>', 'reference profile').argument('<after>', 'new profile')
     .addOption(jsonOption())
-    .action(guarded((before: string, after: string, f: { json: boolean }) => print(compareReader(loadProfile(before), loadProfile(after), before, after), f.json))));
+    .action(guarded(async (before: string, after: string, f: { json: boolean }) => print(compareReader(await loadProfile(before), await loadProfile(after), before, after), f.json))));
   group.addCommand(readerCommand('what-if', 'Estimate what removing a kernel category or N launches per step would gain.')
     .option('--remove-category <substring>', 'project removing a kernel category: gemm, layout, norm, elementwise, pool')
     .option('--remove-launches <n>', 'project removing N kernel launches per step (e.g. an op fusion)', parseInteger('remove_launches'))
     .addOption(jsonOption())
-    .action(guarded((trace: string, f: { removeCategory?: string; removeLaunches?: number; json: boolean }) =>
-      print(whatIfReader(loadProfile(trace), f), f.json))));
+    .action(guarded(async (trace: string, f: { removeCategory?: string; removeLaunches?: number; json: boolean }) =>
+      print(whatIfReader(await loadProfile(trace), f), f.json))));
   return group;
 }
