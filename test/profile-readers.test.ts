@@ -9,8 +9,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { analyzeTrace } from '../src/profile/analyze.ts';
+import { pyJson } from '../src/profile/pyfmt.ts';
 import { CAVEAT, SINGLE_RUN } from '../src/profile/readers/index.ts';
 import type { ProfileAnalysis } from '../src/profile/schema.ts';
+import { validateProfile } from '../src/profile/validate.ts';
 import { CLI_SUMMARY, cli, cliTrace } from './helpers/profile-fixtures.ts';
 
 let dir: string;
@@ -106,8 +108,8 @@ describe('profile readers: the original golden output', () => {
     assert.deepEqual(grep.kernels.map((k: { kernel: string }) => k.kernel), ['cudnn batchnorm (bwd)', 'gemm']);
     const norm = JSON.parse((await cli('profile', 'kernels', trace, '--category', 'NORM', '--json')).stdout);
     assert.equal(norm.matched, 1);
-    const top = JSON.parse((await cli('profile', 'kernels', trace, '--top', '-1', '--json')).stdout);
-    assert.equal(top.matched, 2); // Python slicing: [:-1]
+    const top = JSON.parse((await cli('profile', 'kernels', trace, '--top', '2', '--json')).stdout);
+    assert.equal(top.matched, 2);
     const bad = await cli('profile', 'kernels', trace, '--phase', 'optimizer');
     assert.equal(bad.code, 2);
     assert.equal(bad.stderr, "unknown phase 'optimizer'. available: forward, backward\n");
@@ -142,14 +144,16 @@ describe('profile readers: the original golden output', () => {
     const r = await cli('profile', 'what-if', trace, '--remove-launches', '2');
     assert.equal(r.stdout, lines(
       'what-if [host / launch]: host/launch-bound: ~2 fewer launches x ~87us host cost',
-      '  step   0.3 -> ~0 ms',
-      '  img/s  53.3 -> ~126316 (+236890%)',
+      // Unlike the original (~0 ms, ~126316 +236890%: batch 16 / step re-derived, which this fixture's
+      // summary img/s does not match), the measured img/s is scaled by the step ratio, shown with its digits.
+      '  step   0.3 -> ~0.1 ms',
+      '  img/s  53.3 -> ~126.2 (+137%)',
       '  (rough, verify by actually profiling the change)',
     ));
     const j = JSON.parse((await cli('profile', 'what-if', trace, '--remove-category', 'norm', '--json')).stdout);
     assert.deepEqual(j.removed, { gpu_ms: 0.02, launches: 1 });
     assert.equal(j.step_ms.projected, 0.2);
-    assert.equal(j.img_per_s.projected, 75000);
+    assert.equal(j.img_per_s.projected, 75); // 53.3 x 0.3 / 0.2133 (the original: 16 / 0.2 ms = 75000)
     assert.equal(j.caveat, CAVEAT);
   });
 });
@@ -193,7 +197,23 @@ describe('profile what-if: arithmetic', () => {
     const floor = JSON.parse((await cli('profile', 'what-if', p, '--remove-launches', '1000', '--json')).stdout);
     assert.equal(floor.step_ms.projected, 6);
     const text = (await cli('profile', 'what-if', p, '--remove-launches', '50')).stdout;
-    assert.match(text, /^ {2}img\/s {2}200\.0 -> ~250 \(\+25%\)$/m);
+    assert.match(text, /^ {2}img\/s {2}200\.0 -> ~250\.0 \(\+25%\)$/m);
+  });
+
+  it('a projection that changes nothing prints no change (rounded after the change is computed)', async () => {
+    // A newcomer's CPU profile: 84% utilised, so --remove-launches alone changes nothing.
+    const p = await crafted('unchanged', {
+      step_ms: 1441.44, host_overhead_ms_per_step: 200, launches_per_step: 900, gpu_busy_ms_per_step: 1210, gpu_util: 0.84,
+      img_per_s: 5.55, config: { batch: 8 }, bound: 'compute',
+    });
+    const text = (await cli('profile', 'what-if', p, '--remove-launches', '50')).stdout;
+    assert.match(text, /^ {2}step {3}1441\.44 -> ~1441\.44 ms$/m);
+    assert.match(text, /^ {2}img\/s {2}5\.55 -> ~5\.55 \(\+0%\)$/m);
+    const j = JSON.parse((await cli('profile', 'what-if', p, '--remove-launches', '50', '--json')).stdout);
+    assert.deepEqual(j.img_per_s, { now: 5.55, projected: 5.55 });
+    // A small real change shows the digits it needs.
+    const small = await crafted('small', { step_ms: 100, host_overhead_ms_per_step: 1, launches_per_step: 1000, gpu_busy_ms_per_step: 50, gpu_util: 0.5, img_per_s: 80, config: { batch: 8 } });
+    assert.match((await cli('profile', 'what-if', small, '--remove-launches', '2')).stdout, /^ {2}img\/s {2}80\.0 -> ~80\.002 \(\+0\.002%\)$/m);
   });
 
   it('with a separate traced window, the gain is worked out there and applied to the timed step', async () => {
@@ -265,5 +285,70 @@ describe('profile: exit codes and messages', () => {
     assert.equal(r.code, 1);
     assert.equal(r.stdout, '');
     assert.equal(r.stderr, `failed to analyse ${empty}: not a profile (no 'schema' field) and not a trace (no 'traceEvents' field)\n`);
+  });
+});
+
+describe('profile readers: the schema is checked on read', () => {
+  const write = async (name: string, text: string): Promise<string> => {
+    const p = join(dir, name);
+    await writeFile(p, text);
+    return p;
+  };
+  const fails = async (path: string, message: string): Promise<void> => {
+    const r = await cli('profile', 'summary', path);
+    assert.equal(r.code, 1, r.stdout);
+    assert.equal(r.stdout, '');
+    assert.equal(r.stderr, `failed to analyse ${path}: ${message}\n`);
+  };
+
+  it('{} / [] / traceEvents not a list: exit 1 naming what is wrong', async () => {
+    await fails(await write('obj.json', '{}'), "not a profile (no 'schema' field) and not a trace (no 'traceEvents' field)");
+    await fails(await write('arr.json', '[]'), "the trace holds no complete ('ph': 'X') events");
+    await fails(await write('nope.json', '{"traceEvents": "nope"}'), 'traceEvents must be an array of events, got string');
+    await fails(await write('num.json', '7'), 'a trace must be a JSON object or an array of events');
+  });
+
+  it('ill-typed profile fields: exit 1 naming the field and what it should be', async () => {
+    const good = JSON.parse(JSON.stringify(analyzeTrace(cliTrace(), { summary: CLI_SUMMARY, tracePath: trace }))) as Record<string, unknown>;
+    const bad = async (name: string, patch: (p: Record<string, unknown>) => void, message: string): Promise<void> => {
+      const p = JSON.parse(JSON.stringify(good)) as Record<string, unknown>;
+      patch(p);
+      await fails(await write(`${name}.json`, JSON.stringify(p)), `not a valid profile: ${message}`);
+    };
+    await bad('step', (p) => { p.step_ms = 'fast'; }, `field 'step_ms' must be a finite number, got "fast"`);
+    await bad('cats', (p) => { p.categories = 7; }, "field 'categories' must be a list, got 7");
+    await bad('huge', (p) => { (p.kernels as Array<Record<string, unknown>>)[0]!.pct_of_gpu = 1e300; }, "field 'kernels[0].pct_of_gpu' must be a finite number, got 1e+300");
+    await bad('count', (p) => { p.kernels_per_step = 2.5; }, "field 'kernels_per_step' must be a whole number >= 0, got 2.5");
+    await bad('nometrics', (p) => { delete p.metrics; }, "field 'metrics' is missing");
+    await bad('metric', (p) => { (p.metrics as Record<string, unknown>).img_per_s = [1]; }, "field 'metrics.img_per_s' must be a finite number, got an array");
+    await bad('phase', (p) => { (p.kernels_by_phase as Record<string, unknown>).forward = 'x'; }, `field 'kernels_by_phase.forward' must be a list, got "x"`);
+    // A valid crafted profile still reads.
+    assert.equal((await cli('profile', 'summary', await write('ok.json', JSON.stringify(good)))).code, 0);
+  });
+
+  it('NaN is not valid in a profile: the reader refuses it and the writer never writes it', async () => {
+    const good = analyzeTrace(cliTrace(), { summary: CLI_SUMMARY, tracePath: trace });
+    const text = pyJson(good).replace('"step_ms": 0.3', '"step_ms": NaN');
+    assert.ok(text.includes('NaN'));
+    const p = await write('nan.json', text);
+    const r = await cli('profile', 'summary', p);
+    assert.equal(r.code, 1);
+    assert.match(r.stderr, /^failed to analyse .*nan\.json: not valid JSON \(.*\); NaN and Infinity are not JSON, and a profile never holds them\n$/);
+    assert.throws(() => pyJson({ step_ms: Number.NaN }), /NaN is not JSON/);
+    assert.throws(() => validateProfile({ ...good, step_ms: Number.NaN }), /field 'step_ms' must be a finite number, got NaN/);
+  });
+
+  it('--top -1, --sort bogus, --remove-launches -5: exit 2 before reading anything', async () => {
+    for (const [args, msg] of [
+      [['kernels', trace, '--top', '-1'], '--top must be an integer >= 0, got -1'],
+      [['ops', trace, '--top', '-3'], '--top must be an integer >= 0, got -3'],
+      [['kernels', trace, '--sort', 'bogus'], "--sort must be one of time, count, name, got 'bogus'"],
+      [['what-if', trace, '--remove-launches', '-5'], '--remove-launches must be an integer >= 0, got -5'],
+    ] as const) {
+      const r = await cli('profile', ...args);
+      assert.equal(r.code, 2, `${args.join(' ')}: ${r.stderr}`);
+      assert.ok(r.stderr.includes(msg), r.stderr);
+      assert.equal(r.stdout, '');
+    }
   });
 });

@@ -14,10 +14,13 @@ import { generateSynthDataset } from '../src/data/synth.ts';
 import { yolo9Family } from '../src/models/yolo9/family.ts';
 import type { Yolo9Network } from '../src/models/yolo9/network.ts';
 import { ProfileError } from '../src/profile/errors.ts';
-import { runTrainProfile } from '../src/profile/train-run.ts';
+import type { ProfileAnalysis } from '../src/profile/schema.ts';
+import { PHASE_COLOURS } from '../src/profile/timeline-html.ts';
+import { runTrainProfile, TrainStepProfiler, WindowNotFilled } from '../src/profile/train-run.ts';
 import { parseDevice } from '../src/runtime/device.ts';
 import { fitAutoBatch, probeAutoBatch } from '../src/train/autobatch.ts';
 import { runCli as runCliDefault } from './helpers/cli.ts';
+import { checkTimeline } from './helpers/timeline-browser.ts';
 
 /** Training runs build a train-step session first: minutes on a loaded 2-core machine. */
 const runCli = (args: string[], cwd: string) => runCliDefault(args, cwd, {}, { timeoutMs: 900_000 });
@@ -100,8 +103,12 @@ describe('libreyolo profile run', () => {
     const summary = JSON.parse(readFileSync(join(dir, 'profile_summary.json'), 'utf8')) as { window: { warmup: number; real_steps: number; synced_steps: number } };
     assert.deepEqual(summary.window, { warmup: 5, real_steps: 10, synced_steps: 10 });
     assert.match(run.stderr, /workers=1\b/);
+    assert.match(run.stderr, /window: warmup 5 \+ steps 20 iterations of the epoch's 26 \(52 train images\)/);
     assert.doesNotMatch(run.stderr, /workers=8|\d+ epochs/);
     assert.ok(!existsSync(join(dir, 'weights')));
+    // timeline.html in a real browser: the training phases' colours, the panel's figures, wheel zoom.
+    const profile = JSON.parse(readFileSync(join(dir, 'profile.json'), 'utf8')) as ProfileAnalysis;
+    await checkTimeline(join(dir, 'timeline.html'), profile, tmp, [PHASE_COLOURS.forward!, PHASE_COLOURS.backward!, PHASE_COLOURS.optimizer!]);
   });
 
   it('exits 3 naming the three remedies when the window cannot fill one epoch (real CLI)', async () => {
@@ -114,15 +121,31 @@ describe('libreyolo profile run', () => {
     assert.ok(!existsSync(join(tmp, 'runs', 'small')), 'nothing is written');
   });
 
-  it('exits 3 at run time when the auto-fitted batch (--batch -1) leaves too few iterations', async () => {
+  it('--batch -1 fits ~70% of the device memory (the seed), then the window check applies to that batch', async () => {
+    const lines: string[] = [];
     const err = await runTrainProfile({
       data: small, weights: 'yolo9t', size: 't', batch: -1, imgsz: 64, workers: 0, amp: false, steps: 4, warmup: 2, repeat: 1,
-      device: 'cpu', project: join(tmp, 'runs', 'auto'), cwd: tmp, threads: 2,
+      device: 'cpu', project: join(tmp, 'runs', 'auto'), cwd: tmp, threads: 2, log: (l) => lines.push(l),
     }).then(() => null, (e: unknown) => e);
+    assert.match(lines.join('\n'), /^AutoBatch: batch=\d+ fits 70% of [\d.]+ GB on cpu/m);
     assert.ok(err instanceof ProfileError, String(err));
     assert.equal(err.exitCode, 3);
-    assert.equal(err.message, 'no profile produced for run 0: the window (warmup 2 + steps 4) never filled in one epoch. Use a larger dataset, fewer --steps, or a smaller --batch.');
-    assert.ok(!existsSync(join(tmp, 'runs', 'auto', 'prof', 'profile.json')));
+    assert.match(err.message, /^no profile produced for run 0: the window \(warmup 2 \+ steps 4\) never filled \(8 train images at batch \d+ give 1 iterations per epoch; the window must fit in one epoch\)\. Use a larger dataset, fewer --steps, or a smaller --batch\.$/);
+    assert.ok(!existsSync(join(tmp, 'runs', 'auto')));
+  });
+
+  it('an epoch that ends before the window closes stops the run (WindowNotFilled), never spanning epochs', async () => {
+    const prof = await TrainStepProfiler.create({ warmup: 1, steps: 2, saveDir: join(tmp, 'never'), device: parseDevice('cpu'), meta: {}, trace: false, singleEpoch: true });
+    async function* twoBatches(): AsyncIterable<number> { yield 1; yield 2; }
+    const seen: number[] = [];
+    await assert.rejects(async () => {
+      for await (const b of prof.wrapLoader(twoBatches())) {
+        seen.push(b);
+        await prof.step();
+      }
+    }, (e: unknown) => e instanceof WindowNotFilled && e.iterations === 2);
+    assert.deepEqual(seen, [1, 2]);
+    assert.ok(!existsSync(join(tmp, 'never')));
   });
 });
 

@@ -34,7 +34,10 @@ export function traceEventsOf(data: unknown): TraceEvent[] {
   throw new Error('a trace must be a JSON object or an array of events');
 }
 
-const arg = (e: TraceEvent, key: string): unknown => e.args?.[key];
+const arg = (e: TraceEvent, key: string): unknown => (e.args && typeof e.args === 'object' ? e.args[key] : undefined);
+/** An event's duration (µs): a finite number >= 0, else 0 (a trace from elsewhere may hold anything). */
+const durOf = (e: TraceEvent): number => (typeof e.dur === 'number' && Number.isFinite(e.dur) && e.dur > 0 ? e.dur : 0);
+const hasTs = (e: TraceEvent): e is TraceEvent & { ts: number } => typeof e.ts === 'number' && Number.isFinite(e.ts);
 
 /** ORT names a kernel by its op type; off the CPU provider the provider is part of the name. */
 function ortKey(e: TraceEvent): string {
@@ -214,9 +217,9 @@ export class TraceAnalyzer {
     this.complete++;
     const name = String(e.name ?? '');
     if (e.cat === 'kernel' || e.cat === 'Kernel') this.deviceKernels = true;
-    if (name.startsWith(STEP_MARKER)) this.markers.push({ name, ts: e.ts, dur: e.dur });
-    if (e.cat === 'user_annotation' && name.startsWith(PHASE_PREFIX) && typeof e.ts === 'number') {
-      this.phaseSpans.push([e.ts, e.ts + (e.dur || 0), name.slice(PHASE_PREFIX.length)]);
+    if (name.startsWith(STEP_MARKER)) this.markers.push({ name, ...(hasTs(e) ? { ts: e.ts } : {}), dur: durOf(e) });
+    if (e.cat === 'user_annotation' && name.startsWith(PHASE_PREFIX) && hasTs(e)) {
+      this.phaseSpans.push([e.ts, e.ts + durOf(e), name.slice(PHASE_PREFIX.length)]);
     }
   }
 
@@ -241,8 +244,8 @@ export class TraceAnalyzer {
   pass2(e: TraceEvent): void {
     if (!e || typeof e !== 'object') return;
     if (e.ph === 'C' && e.name === 'memory') this.observer?.counter(e);
-    if (e.ph !== 'X' || typeof e.ts !== 'number' || !this.inWindow(e.ts)) return;
-    const dur = e.dur || 0;
+    if (e.ph !== 'X' || !hasTs(e) || !this.inWindow(e.ts)) return;
+    const dur = durOf(e);
     const name = String(e.name ?? '');
     if (e.cat === 'Node') {
       // ORT's arena counters ride on node events: growth is an allocation, the peak is device memory.

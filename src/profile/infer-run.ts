@@ -16,6 +16,7 @@ import { profileInference } from './inference.ts';
 import { pyJson } from './pyfmt.ts';
 import { PROFILE_FILE, type ProfileAnalysis } from './schema.ts';
 import { resolveInferSource } from './sources.ts';
+import { validateProfile } from './validate.ts';
 
 export interface InferRunOptions {
   source?: string;
@@ -114,7 +115,7 @@ export async function runInferProfile(o: InferRunOptions): Promise<InferRunResul
   if (trials.length > 1) {
     const profilePath = join(dir, INFER_REPEAT_FILE);
     const profile = aggregateInferTrials(last!, trials);
-    await writeFileAtomic(profilePath, pyJson(profile));
+    await writeFileAtomic(profilePath, pyJson(validateProfile(profile)));
     return { profilePath, profile, dir };
   }
   return { profilePath: join(lastDir, PROFILE_FILE), profile: last!, dir };

@@ -155,6 +155,7 @@ export async function profileInference(model: LibreYOLOModel, images: readonly s
     // Phase walls: the timed stages, or (traced) the trace's own phase spans, which match its kernels.
     ...(trace ? {} : { composition_ms: { ...stages } }),
     latency,
+    latency_samples_ms: timed.latency.map((x) => pyRound(x, 3)),
     stages_ms: stages,
     bound: null,
     bound_why: '',

@@ -1,13 +1,15 @@
 /**
  * What every reader accepts: a `profile.json`, a repeat aggregate (both used as they are), or a raw
  * Chrome trace, analysed on the fly with the `profile_summary.json` beside it when there is one. A
- * large trace is streamed through the analysis (never read as one string).
+ * large trace is streamed through the analysis (never read as one string). A profile is checked
+ * against the schema (validate.ts); what is neither exits 1 naming the field that is wrong.
  */
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { analyzeTrace, analyzeTraceFile } from './analyze.ts';
 import { ProfileError } from './errors.ts';
 import { SUMMARY_FILE, type ProfileAnalysis, type ProfileSummary } from './schema.ts';
+import { validateProfile } from './validate.ts';
 
 /** Files up to this size are parsed whole (a profile.json is far smaller); larger ones are streamed traces. */
 const WHOLE_FILE_BYTES = 64 << 20;
@@ -36,12 +38,20 @@ export async function loadProfile(path: string): Promise<ProfileAnalysis> {
     }
   }
   let data: unknown;
+  const text = readFileSync(path, 'utf8');
   try {
-    data = JSON.parse(readFileSync(path, 'utf8'));
+    data = JSON.parse(text);
   } catch (err) {
-    throw failed(err);
+    const nan = /(^|[\s:,[])-?(NaN|Infinity)\b/.test(text) ? '; NaN and Infinity are not JSON, and a profile never holds them' : '';
+    throw new ProfileError(`failed to analyse ${path}: not valid JSON (${(err as Error).message})${nan}`, 1);
   }
-  if (isProfile(data)) return data;
+  if (isProfile(data)) {
+    try {
+      return validateProfile(data);
+    } catch (err) {
+      throw new ProfileError(`failed to analyse ${path}: not a valid profile: ${(err as Error).message}`, 1);
+    }
+  }
   try {
     return analyzeTrace(data, options);
   } catch (err) {

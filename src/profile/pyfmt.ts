@@ -82,12 +82,16 @@ export function orQ(value: unknown, key = ''): string {
 export const ljust = (s: string, w: number): string => s.padEnd(w);
 export const rjust = (s: string, w: number): string => s.padStart(w);
 
-/** Python `json.dumps(value, indent=?)`: `", "`/`": "` separators and ASCII-only output. */
+/** Python `json.dumps(value, indent=?)`: `", "`/`": "` separators and ASCII-only output; non-finite numbers throw. */
 export function pyJson(value: unknown, indent?: number): string {
   const ascii = (s: string): string => JSON.stringify(s).replace(/[\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
   const walk = (v: unknown, depth: number): string => {
     if (v === null || v === undefined) return 'null';
-    if (typeof v === 'number') return Number.isFinite(v) ? JSON.stringify(v) : Number.isNaN(v) ? 'NaN' : v > 0 ? 'Infinity' : '-Infinity';
+    // Unlike Python's json.dumps, never NaN/Infinity: they are not JSON and no reader takes them.
+    if (typeof v === 'number') {
+      if (!Number.isFinite(v)) throw new Error(`${v} is not JSON: refusing to write a non-finite number`);
+      return JSON.stringify(v);
+    }
     if (typeof v === 'boolean') return String(v);
     if (typeof v === 'string') return ascii(v);
     const pad = indent === undefined ? '' : `\n${' '.repeat(indent * (depth + 1))}`;

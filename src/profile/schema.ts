@@ -12,6 +12,7 @@ export const PHASE_ORDER = ['dataload', 'to_device', 'preprocess', 'forward', 'b
 export const PROFILE_FILE = 'profile.json';
 export const TRACE_FILE = 'profile_trace.json';
 export const SUMMARY_FILE = 'profile_summary.json';
+export const TIMELINE_FILE = 'timeline.html';
 
 export const STEP_MARKER = 'ProfilerStep';
 export const PHASE_PREFIX = 'step/';
@@ -166,6 +167,8 @@ export interface ProfileSummary {
   analysis?: { peak_vram_mb?: number | null; [k: string]: unknown };
   /** Ours: peak process RSS (MB) for profiles taken without a trace. */
   peak_rss_mb?: number | null;
+  /** Ours: each timed inference call's latency (ms), for timeline.html's histogram. */
+  latency_samples_ms?: number[];
   trace_window?: TraceWindow;
   notes?: string[];
   [key: string]: unknown;

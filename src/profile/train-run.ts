@@ -24,8 +24,11 @@ import { LibreYOLOError } from '../errors.ts';
 import { ensureDataset, loadDatasetConfig, loadSplit } from '../data/dataset.ts';
 import { LibreYOLO } from '../load.ts';
 import type { LibreYOLOModel } from '../model.ts';
+import { Yolo9Network } from '../models/yolo9/network.ts';
 import type { Device } from '../runtime/device.ts';
 import { setSpanRecorder, type HostSpan, type SpanRecorder } from '../runtime/spans.ts';
+import { probeAutoBatch } from '../train/autobatch.ts';
+import { TRAIN_DEFAULTS } from '../train/config.ts';
 import type { StepRunner } from '../train/runner.ts';
 import { createFreshModel, trainModel, type TrainPhase, type TrainProfiler, type TrainRuntime } from '../train/trainer.ts';
 import { writeFileAtomic } from '../util/fs.ts';
@@ -39,6 +42,7 @@ import { pyFixed, pyJson, pyRound } from './pyfmt.ts';
 import { PROFILE_FILE, SUMMARY_FILE, TRACE_FILE, type ProfileAnalysis, type ProfileSummary } from './schema.ts';
 import { NodeTimes, readSessionTimeline, traceCap, type SessionTimeline } from './train-timeline.ts';
 import { CPU_KERNEL_SHARE, GPU_UTIL, type Verdict } from './verdict.ts';
+import { validateProfile } from './validate.ts';
 import { finalizeProfile } from './write.ts';
 
 const nowUs = (): number => (performance.timeOrigin + performance.now()) * 1000;
@@ -497,12 +501,14 @@ async function loadWeights(o: TrainRunOptions, device: Device): Promise<LibreYOL
 const UNAVAILABLE = new Set(['model_not_found', 'download_failed']);
 
 /** `libreyolo profile run <data>` (profile.md 3.1). */
-export async function runTrainProfile(o: TrainRunOptions): Promise<TrainRunResult> {
+export async function runTrainProfile(options: TrainRunOptions): Promise<TrainRunResult> {
+  let o = options;
   const device = deviceOrError(o.device);
   await ensureDeviceAvailable(device);
   const repeat = Math.max(1, o.repeat);
   const cwd = o.cwd ?? process.cwd();
   const epochs = o.epochs ?? o.warmup + o.steps + 5;
+  if (o.batch === -1) o = { ...o, batch: await autoBatch(o, device) };
   const split = await checkWindowFits(o, cwd);
   const profiles: ProfileAnalysis[] = [];
   const paths: string[] = [];
@@ -549,7 +555,7 @@ export async function runTrainProfile(o: TrainRunOptions): Promise<TrainRunResul
   if (trials.length > 1) {
     const profilePath = resolve(cwd, o.project, RUN_REPEAT_FILE);
     const profile = aggregateRunTrials(profiles, paths, trials);
-    await writeFileAtomic(profilePath, pyJson(profile));
+    await writeFileAtomic(profilePath, pyJson(validateProfile(profile)));
     return { profilePath, profile, tracePath };
   }
   return { profilePath: paths[paths.length - 1]!, profile: profiles[profiles.length - 1]!, tracePath };
@@ -581,6 +587,30 @@ async function checkWindowFits(o: TrainRunOptions, cwd: string): Promise<{ image
   const perEpoch = images >= o.batch ? Math.floor(images / o.batch) : 1;
   if (perEpoch < Math.max(0, o.warmup) + Math.max(2, o.steps)) throw windowNeverFilled(0, o, { images, batch: o.batch, perEpoch });
   return { images, perEpoch };
+}
+
+/** `--batch -1`, as the seed says: the batch whose train step fits about 70% of the device's memory. */
+export const PROFILE_AUTOBATCH_FRACTION = 0.7;
+
+/** Resolves `--batch -1` by probing real train steps of the model (train/autobatch.ts) before the trials. */
+async function autoBatch(o: TrainRunOptions, device: Device): Promise<number> {
+  let model: LibreYOLOModel;
+  try {
+    model = await loadWeights(o, device);
+  } catch (err) {
+    throw asProfileError(err);
+  }
+  try {
+    const network = model.network;
+    if (!(network instanceof Yolo9Network)) throw new ProfileError(`--batch -1: ${model.family.name} weights cannot be probed for a batch; pass --batch N`, 2);
+    const r = await probeAutoBatch(network, {
+      device, imgsz: o.imgsz, maxTargets: TRAIN_DEFAULTS.max_labels, fraction: PROFILE_AUTOBATCH_FRACTION, ...(o.threads ? { threads: o.threads } : {}), ...(o.log ? { log: o.log } : {}),
+    });
+    o.log?.(r.message);
+    return r.batch;
+  } finally {
+    await model.close();
+  }
 }
 
 /** What the run was asked, in one line (the window, not the trainer's epoch budget). */

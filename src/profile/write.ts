@@ -1,7 +1,8 @@
 /**
  * The end of every measuring loop: analyse the merged trace (already streamed to its file) with the
- * loop's summary, let the loop give its verdict, and write `profile_summary.json` and the
- * self-contained `profile.json`. Without a trace the loop's own fallback profile stands in.
+ * loop's summary, let the loop give its verdict, and write `profile_summary.json`, the
+ * self-contained `profile.json` and `timeline.html`. Without a trace the loop's own fallback
+ * profile stands in (and there is no timeline).
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -9,7 +10,10 @@ import { join } from 'node:path';
 import { writeFileAtomic } from '../util/fs.ts';
 import { analyzeTraceFile, applyVerdict } from './analyze.ts';
 import { pyJson } from './pyfmt.ts';
-import { PROFILE_FILE, SUMMARY_FILE, TRACE_FILE, type ProfileAnalysis, type ProfileSummary } from './schema.ts';
+import { PROFILE_FILE, SUMMARY_FILE, TIMELINE_FILE, TRACE_FILE, type ProfileAnalysis, type ProfileSummary } from './schema.ts';
+import { TimelineCollector } from './timeline-data.ts';
+import { validateProfile } from './validate.ts';
+import { timelineHtml } from './timeline-html.ts';
 import type { Verdict } from './verdict.ts';
 
 export interface FinalizeOptions {
@@ -37,8 +41,12 @@ async function withTrace<T>(saveDir: string | null, write: (path: string) => Pro
 }
 
 export async function finalizeProfile(o: FinalizeOptions): Promise<ProfileAnalysis> {
+  // The timeline is curated while the analysis streams the trace; no trace, no timeline.
+  const timeline = o.writeTrace && o.saveDir ? new TimelineCollector() : null;
   const a = o.writeTrace
-    ? await withTrace(o.saveDir, o.writeTrace, (path) => analyzeTraceFile(path, { summary: o.summary, tracePath: o.saveDir ? path : null }))
+    ? await withTrace(o.saveDir, o.writeTrace, (path) => analyzeTraceFile(path, {
+      summary: o.summary, tracePath: o.saveDir ? path : null, ...(timeline ? { observer: timeline } : {}),
+    }))
     : o.fallback(o.summary);
   if (o.verdict) {
     const v = o.verdict(a);
@@ -48,7 +56,10 @@ export async function finalizeProfile(o: FinalizeOptions): Promise<ProfileAnalys
   o.summary.bound_why = a.bound_why;
   if (o.saveDir) {
     await writeFileAtomic(join(o.saveDir, SUMMARY_FILE), `${pyJson(o.summary, 2)}\n`);
-    await writeFileAtomic(join(o.saveDir, PROFILE_FILE), pyJson(a));
+    await writeFileAtomic(join(o.saveDir, PROFILE_FILE), pyJson(validateProfile(a)));
+    if (timeline) {
+      await writeFileAtomic(join(o.saveDir, TIMELINE_FILE), timelineHtml({ profile: a, timeline: timeline.result(), latencySamples: o.summary.latency_samples_ms ?? null }));
+    }
   }
   return a;
 }

@@ -9,10 +9,12 @@ import { ProfileError } from '../../profile/errors.ts';
 import { runInferProfile } from '../../profile/infer-run.ts';
 import { profileRunCommand } from './profile-run.ts';
 import { loadProfile } from '../../profile/load.ts';
+import { writeCompareHtml, writeReport } from '../../profile/report.ts';
 import { pyF, pyJson } from '../../profile/pyfmt.ts';
 import {
   compareReader, getReader, kernelsReader, opsReader, phasesReader, summaryReader, whatIfReader, type ReaderOutput,
 } from '../../profile/readers/index.ts';
+import { LibreYOLOError } from '../../errors.ts';
 import { CliExit } from '../report.ts';
 import { parseImgsz, parseInteger, parseNumber } from '../values.ts';
 
@@ -92,6 +94,23 @@ function inferCommand(): Command {
     }));
 }
 
+/** A count option (`--top`, `--remove-launches`): an integer >= 0; anything else exits 2. */
+function countOption(flag: string): (v: string) => number {
+  const int = parseInteger(flag);
+  return (v) => {
+    const n = int(v);
+    if (n < 0) throw new LibreYOLOError('config_range_error', `${flag} must be an integer >= 0, got ${v}`);
+    return n;
+  };
+}
+
+const SORT_KEYS = ['time', 'count', 'name'];
+
+function sortOption(v: string): string {
+  if (!SORT_KEYS.includes(v)) throw new LibreYOLOError('config_range_error', `--sort must be one of ${SORT_KEYS.join(', ')}, got '${v}'`);
+  return v;
+}
+
 function readerCommand(name: string, description: string): Command {
   return new Command(name).description(description).argument('<trace>', 'profile.json, an aggregate, or a profile_trace.json');
 }
@@ -118,28 +137,46 @@ export function profileCommand(): Command {
     .addOption(jsonOption())
     .action(guarded(async (trace: string, f: { json: boolean }) => print(phasesReader(await loadProfile(trace)), f.json))));
   group.addCommand(readerCommand('kernels', 'Individual kernels: share of device time, ms and invocations per step, category.')
-    .option('--top <n>', 'show the first N', parseInteger('top'), 20)
+    .option('--top <n>', 'show the first N', countOption('--top'), 20)
     .option('--category <substring>', 'filter by category: gemm, layout, norm, elementwise, pool')
     .option('--grep <regex>', 'filter by kernel name (case-insensitive regular expression)')
     .option('--tensorcore', 'only Tensor Core kernels', false)
-    .option('--sort <key>', 'time, count or name', 'time')
+    .option('--sort <key>', 'time, count or name', sortOption, 'time')
     .option('--phase <phase>', 'only one phase: preprocess, forward, postprocess, dataload, backward, ...')
     .addOption(jsonOption())
     .action(guarded(async (trace: string, f: { top: number; category?: string; grep?: string; tensorcore: boolean; sort: string; phase?: string; json: boolean }) =>
       print(kernelsReader(await loadProfile(trace), f), f.json))));
   group.addCommand(readerCommand('ops', 'The host view: ORT session ops and the package\'s own spans, by CPU time.')
-    .option('--top <n>', 'show the first N', parseInteger('top'), 20)
+    .option('--top <n>', 'show the first N', countOption('--top'), 20)
     .option('--phase <phase>', 'only one phase')
     .addOption(jsonOption())
     .action(guarded(async (trace: string, f: { top: number; phase?: string; json: boolean }) => print(opsReader(await loadProfile(trace), f), f.json))));
   group.addCommand(new Command('compare')
     .description('Before -> after: img/s (with a significance call when both were repeated), ms/image, utilisation, host overhead, launches, verdict.')
     .argument('<before>', 'reference profile').argument('<after>', 'new profile')
+    .option('--html <file>', "also write both profiles' panels and the deltas side by side as a self-contained HTML page")
     .addOption(jsonOption())
-    .action(guarded(async (before: string, after: string, f: { json: boolean }) => print(compareReader(await loadProfile(before), await loadProfile(after), before, after), f.json))));
+    .action(guarded(async (before: string, after: string, f: { html?: string; json: boolean }) => {
+      const a = await loadProfile(before);
+      const b = await loadProfile(after);
+      const out = compareReader(a, b, before, after);
+      if (f.html !== undefined) {
+        const html = await writeCompareHtml(a, b, before, after, f.html);
+        out.json = { ...(out.json as object), html };
+        out.text += `\nhtml           ${html}`;
+      }
+      print(out, f.json);
+    })));
+  group.addCommand(readerCommand('report', "Write timeline.html for a profile: the trace's timeline and the verdict panel, self-contained.")
+    .option('--out <file>', 'where to write it (default: timeline.html beside the profile, never replacing one)')
+    .addOption(jsonOption())
+    .action(guarded(async (trace: string, f: { out?: string; json: boolean }) => {
+      const r = await writeReport(trace, f.out);
+      print({ json: { timeline: r.path, traced: r.traced }, text: `timeline: ${r.path}${r.traced ? '' : '  (no trace found: panel only)'}` }, f.json);
+    })));
   group.addCommand(readerCommand('what-if', 'Estimate what removing a kernel category or N launches per step would gain.')
     .option('--remove-category <substring>', 'project removing a kernel category: gemm, layout, norm, elementwise, pool')
-    .option('--remove-launches <n>', 'project removing N kernel launches per step (e.g. an op fusion)', parseInteger('remove_launches'))
+    .option('--remove-launches <n>', 'project removing N kernel launches per step (e.g. an op fusion)', countOption('--remove-launches'))
     .addOption(jsonOption())
     .action(guarded(async (trace: string, f: { removeCategory?: string; removeLaunches?: number; json: boolean }) =>
       print(whatIfReader(await loadProfile(trace), f), f.json))));

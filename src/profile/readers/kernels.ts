@@ -31,6 +31,11 @@ function grepPattern(src: string): RegExp {
   }
 }
 
+/** Unlike the original (Python slicing), a negative --top is refused. */
+function checkTop(top: number): void {
+  if (!Number.isInteger(top) || top < 0) throw new ProfileError(`--top must be an integer >= 0, got ${top}`, 2);
+}
+
 const SORTS: Record<string, (a: KernelRow, b: KernelRow) => number> = {
   time: (a, b) => b.pct_of_gpu - a.pct_of_gpu,
   count: (a, b) => b.count_per_step - a.count_per_step,
@@ -38,6 +43,9 @@ const SORTS: Record<string, (a: KernelRow, b: KernelRow) => number> = {
 };
 
 export function kernelsReader(a: ProfileAnalysis, o: KernelsOptions): ReaderOutput {
+  checkTop(o.top);
+  const sort = SORTS[o.sort ?? 'time'];
+  if (!sort) throw new ProfileError(`--sort must be one of ${Object.keys(SORTS).join(', ')}, got '${o.sort}'`, 2);
   let rows = [...rowsFor(a.kernels, a.kernels_by_phase, o.phase)];
   if (o.category) rows = rows.filter((k) => k.category.toLowerCase().includes(o.category!.toLowerCase()));
   if (o.grep !== undefined) {
@@ -45,7 +53,7 @@ export function kernelsReader(a: ProfileAnalysis, o: KernelsOptions): ReaderOutp
     rows = rows.filter((k) => re.test(k.raw_name) || re.test(k.kernel));
   }
   if (o.tensorcore) rows = rows.filter((k) => k.tensorcore);
-  rows.sort(SORTS[o.sort ?? 'time'] ?? SORTS.time);
+  rows.sort(sort);
   rows = rows.slice(0, o.top);
   const lines = [`${rjust('%GPU', 6)} ${rjust('ms/step', 9)} ${rjust('x/step', 7)} TC  kernel  [category]`];
   for (const k of rows) {
@@ -55,6 +63,7 @@ export function kernelsReader(a: ProfileAnalysis, o: KernelsOptions): ReaderOutp
 }
 
 export function opsReader(a: ProfileAnalysis, o: { top: number; phase?: string }): ReaderOutput {
+  checkTop(o.top);
   const rows: OpRow[] = rowsFor(a.ops, a.ops_by_phase, o.phase).slice(0, o.top);
   const lines = [`${rjust('%cpu', 6)} ${rjust('ms/step', 9)} ${rjust('x/step', 7)}  op`];
   for (const r of rows) lines.push(`${rjust(pyFixed(r.pct_of_cpu_ops, 2), 6)} ${rjust(pyFixed(r.ms_per_step, 3), 9)} ${rjust(String(r.count_per_step), 7)}  ${r.op}`);

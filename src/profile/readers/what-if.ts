@@ -6,7 +6,7 @@
 import { ProfileError } from '../errors.ts';
 import { pyF, pyFixed, pyRound } from '../pyfmt.ts';
 import type { ProfileAnalysis } from '../schema.ts';
-import { pctChange, type ReaderOutput } from './output.ts';
+import type { ReaderOutput } from './output.ts';
 
 export const CAVEAT = 'rough estimate (per-launch host cost is approximate); verify by profiling.';
 
@@ -15,9 +15,29 @@ export interface WhatIfOptions {
   removeLaunches?: number;
 }
 
+const decimals = (x: number): number => (pyF(x).split('.')[1] ?? '').replace(/e.*/, '').length;
+
+/** `x` with the digits of `now`, and more while the two would print alike though they differ. */
+function shown(x: number, now: number): string {
+  let d = Math.min(decimals(now), 6);
+  while (d < 6 && x !== now && pyFixed(x, d) === pyFixed(now, d)) d++;
+  return pyFixed(x, d);
+}
+
+/** The relative change in %, with as many decimals as it takes for a non-zero change to show. */
+function changePct(before: number, after: number): string {
+  const pct = ((after - before) / before) * 100;
+  let d = 0;
+  while (d < 4 && pct !== 0 && /^[+-]0(\.0*)?$/.test(pyFixed(pct, d, true))) d++;
+  return pyFixed(pct, d, true);
+}
+
 export function whatIfReader(a: ProfileAnalysis, o: WhatIfOptions): ReaderOutput {
   if (!o.removeCategory && (o.removeLaunches === undefined || o.removeLaunches === null)) {
     throw new ProfileError('specify --remove-category or --remove-launches', 2);
+  }
+  if (o.removeLaunches !== undefined && o.removeLaunches !== null && (!Number.isInteger(o.removeLaunches) || o.removeLaunches < 0)) {
+    throw new ProfileError(`--remove-launches must be an integer >= 0, got ${o.removeLaunches}`, 2);
   }
   const step = a.step_ms;
   // Device time and host overhead were measured in the traced steps when those were separate: the
@@ -50,7 +70,10 @@ export function whatIfReader(a: ProfileAnalysis, o: WhatIfOptions): ReaderOutput
   }
   const newStep = stepW === step ? newStepW : step * (newStepW / stepW);
   const cur = a.img_per_s;
-  const newImgs = batch && newStep ? pyRound(batch / (newStep / 1000), 1) : null;
+  // The projection scales the measured img/s by the step ratio (so an unchanged step projects the
+  // same img/s, not a re-derived batch/step that differs by rounding); rounded only for display.
+  const raw = newStep ? (cur ? cur * (step / newStep) : batch ? batch / (newStep / 1000) : null) : null;
+  const newImgs = raw === null ? null : pyRound(raw, Math.max(1, cur ? decimals(cur) : 1));
   const json = {
     trace: a.trace, bound: a.bound, mechanism,
     removed: { gpu_ms: pyRound(removedGpu, 2), launches: removedLaunches },
@@ -58,8 +81,8 @@ export function whatIfReader(a: ProfileAnalysis, o: WhatIfOptions): ReaderOutput
     img_per_s: { now: cur, projected: newImgs },
     caveat: CAVEAT,
   };
-  const lines = [`what-if [${a.bound}]: ${mechanism}`, `  step   ${pyF(step)} -> ~${pyFixed(newStep, 0)} ms`];
-  if (newImgs && cur) lines.push(`  img/s  ${pyF(cur)} -> ~${pyFixed(newImgs, 0)}${pctChange(cur, newImgs)}`);
+  const lines = [`what-if [${a.bound}]: ${mechanism}`, `  step   ${pyF(step)} -> ~${shown(newStep, step)} ms`];
+  if (raw && cur) lines.push(`  img/s  ${pyF(cur)} -> ~${shown(raw, cur)} (${changePct(cur, raw)}%)`);
   lines.push('  (rough, verify by actually profiling the change)');
   return { json, text: lines.join('\n') };
 }
