@@ -17,7 +17,7 @@ import { TraceWriter } from '../src/profile/trace-writer.ts';
 import { NodeTimes, traceCap } from '../src/profile/train-timeline.ts';
 
 /** Peak resident set of this whole test process (MB): the README's stated budget. */
-const PEAK_RSS_MB = 700;
+const PEAK_RSS_MB = 450;
 const STEPS = 400;
 const NODES_PER_STEP = 5000;
 const STEP_US = 100_000;

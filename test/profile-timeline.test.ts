@@ -86,7 +86,7 @@ describe('timeline.html', () => {
     const b = readProfile(join(bDir, 'profile.json'));
     await withPage(dir, async (page, problems) => {
       await page.goto(pathToFileURL(out).href, { waitUntil: 'load' });
-      const panels = await page.$$eval('.panel', (els) => els.map(innerText));
+      const panels = await page.$$eval('.panel', (els) => els.map((el) => (el as unknown as { innerText: string }).innerText));
       assert.equal(panels.length, 2);
       assert.ok(panels[0]!.includes(String(a.img_per_s)) && panels[1]!.includes(String(b.img_per_s)));
       const deltas = await page.$eval('#deltas', innerText);

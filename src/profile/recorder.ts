@@ -12,9 +12,9 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { SessionEngine } from '../runtime/engine.ts';
 import { setSpanRecorder, type HostSpan, type SpanRecorder } from '../runtime/spans.ts';
-import type { TraceEvent } from './schema.ts';
 import { writeChromeTrace, type StepRecord } from './chrome-trace.ts';
 import { eachOrtEvent, ortClockOffset, readOrtSessions, slimOrtEvent } from './ort-trace.ts';
+import type { TraceEvent } from './schema.ts';
 
 const nowUs = (): number => (performance.timeOrigin + performance.now()) * 1000;
 /** ORT's files go to `<tmpdir>/libreyolo-profile-<pid>-XXXXXX/`, removed when the recorder finishes. */
