@@ -193,6 +193,21 @@ function naive(out: Float32Array, A: number, nc: number, o: PostprocessOptions):
 }
 
 describe('randomized comparison with a naive implementation', () => {
+  it('matches when the best candidates are all duplicates and the walk must go past the first few times max_det', () => {
+    const A = 400, nc = 1;
+    const out = new Float32Array((4 + nc) * A);
+    for (let a = 0; a < A; a++) {
+      // 300 copies of one box with high scores, then 100 separate boxes with low ones.
+      const x = a < 300 ? 10 : 20 * (a - 300), y = a < 300 ? 10 : 500;
+      out[a] = x; out[A + a] = y; out[2 * A + a] = x + 15; out[3 * A + a] = y + 15;
+      out[4 * A + a] = a < 300 ? 0.5 + (a % 37) / 100 : 0.2 + (a % 11) / 100;
+    }
+    const o: PostprocessOptions = { conf: 0.1, iou: 0.5, maxDet: 3, ratio: 1, origWidth: 3000, origHeight: 3000 };
+    const got = rows(postprocessDetections(out, 0, A, nc, o));
+    assert.equal(got.length, 3);
+    assert.deepEqual(got, naive(out, A, nc, o));
+  });
+
   it('matches on dense random outputs', () => {
     let s = 12345;
     const rnd = (): number => { s = (s * 1664525 + 1013904223) >>> 0; return s / 2 ** 32; };

@@ -103,39 +103,63 @@ function orderedBits(v: number): number {
   return b & 0x80000000 ? ~b >>> 0 : (b | 0x80000000) >>> 0;
 }
 
+/** (anchor, class) pairs in best-first order. */
+interface Ranked { anchors: Int32Array; classes: Int32Array }
+
+/** Sorts packed keys `(0xffffffff - scoreBits) * 2^21 + anchor * nc + class` and unpacks them. */
+function unpackSorted(keys: Float64Array, nc: number): Ranked {
+  keys.sort();
+  const m = keys.length;
+  const anchors = new Int32Array(m), classes = new Int32Array(m);
+  for (let k = 0; k < m; k++) {
+    const pair = keys[k]! % POS_RANGE;
+    anchors[k] = Math.floor(pair / nc);
+    classes[k] = pair - anchors[k]! * nc;
+  }
+  return { anchors, classes };
+}
+
 /**
  * Every candidate that survived the cap as (anchor, class), best first: score desc, then anchor asc,
- * then class asc (the reference's order). Score bits and `anchor * nc + class` pack into one exact
- * double (32 + 21 bits), so the native typed-array sort does the work; a comparator sort covers heads
- * with more than 2^21 anchor-class pairs.
+ * then class asc (the reference's order), in segments. Score bits and `anchor * nc + class` pack into
+ * one exact double (32 + 21 bits), so the native typed-array sort does the work. The NMS walk usually
+ * stops after a few hundred kept boxes, so the first segment holds only the best `lead` candidates
+ * (split on a histogram of the high score bits, so equal scores never straddle segments) and the rest
+ * is sorted only if the walk gets there. A comparator sort covers heads of more than 2^21 pairs.
  */
-function bestFirst(cand: Candidates, mask: Uint8Array | null, A: number, nc: number): { anchors: Int32Array; classes: Int32Array } {
+function* bestFirst(cand: Candidates, mask: Uint8Array | null, A: number, nc: number, lead: number): Generator<Ranked> {
   const n = cand.count;
   const { anchor, score, classStart } = cand;
-  let m = 0;
-  const anchors = new Int32Array(n), classes = new Int32Array(n);
-  if (A * nc <= POS_RANGE) {
-    const keys = new Float64Array(n);
-    for (let c = 0; c < nc; c++) {
-      for (let i = classStart[c]!; i < classStart[c + 1]!; i++) {
-        if (mask === null || mask[i] === 1) keys[m++] = (0xffffffff - orderedBits(score[i]!)) * POS_RANGE + (anchor[i]! * nc + c);
-      }
-    }
-    const sorted = keys.subarray(0, m).sort();
-    for (let k = 0; k < m; k++) {
-      const pair = sorted[k]! % POS_RANGE;
-      anchors[k] = Math.floor(pair / nc);
-      classes[k] = pair - anchors[k]! * nc;
-    }
-    return { anchors: anchors.subarray(0, m), classes: classes.subarray(0, m) };
+  if (A * nc > POS_RANGE) {
+    const clsOf = new Int32Array(n);
+    for (let c = 0; c < nc; c++) clsOf.fill(c, classStart[c]!, classStart[c + 1]!);
+    const idx: number[] = [];
+    for (let i = 0; i < n; i++) if (mask === null || mask[i] === 1) idx.push(i);
+    idx.sort((p, q) => (score[q]! - score[p]!) || (anchor[p]! - anchor[q]!) || (clsOf[p]! - clsOf[q]!));
+    yield { anchors: Int32Array.from(idx, (i) => anchor[i]!), classes: Int32Array.from(idx, (i) => clsOf[i]!) };
+    return;
   }
-  const clsOf = new Int32Array(n);
-  for (let c = 0; c < nc; c++) clsOf.fill(c, classStart[c]!, classStart[c + 1]!);
-  const idx: number[] = [];
-  for (let i = 0; i < n; i++) if (mask === null || mask[i] === 1) idx.push(i);
-  idx.sort((p, q) => (score[q]! - score[p]!) || (anchor[p]! - anchor[q]!) || (clsOf[p]! - clsOf[q]!));
-  idx.forEach((i, k) => { anchors[k] = anchor[i]!; classes[k] = clsOf[i]!; });
-  return { anchors: anchors.subarray(0, idx.length), classes: classes.subarray(0, idx.length) };
+  const keys = new Float64Array(n);
+  const bits = new Uint32Array(n);
+  const hist = new Int32Array(1 << 16);
+  let m = 0;
+  for (let c = 0; c < nc; c++) {
+    for (let i = classStart[c]!; i < classStart[c + 1]!; i++) {
+      if (mask !== null && mask[i] === 0) continue;
+      const o = orderedBits(score[i]!);
+      bits[m] = o;
+      hist[o >>> 16]!++;
+      keys[m++] = (0xffffffff - o) * POS_RANGE + (anchor[i]! * nc + c);
+    }
+  }
+  // Lowest high-bits bucket that still keeps the best `lead` candidates inside the first segment.
+  let cut = hist.length;
+  for (let seen = 0; cut > 0 && seen < lead;) seen += hist[--cut]!;
+  if (cut === 0) { yield unpackSorted(keys.subarray(0, m), nc); return; }
+  const first: number[] = [], rest: number[] = [];
+  for (let k = 0; k < m; k++) (bits[k]! >>> 16 >= cut ? first : rest).push(keys[k]!);
+  yield unpackSorted(Float64Array.from(first), nc);
+  if (rest.length) yield unpackSorted(Float64Array.from(rest), nc);
 }
 
 /**
@@ -150,40 +174,43 @@ function bestFirst(cand: Candidates, mask: Uint8Array | null, A: number, nc: num
 function detect(out: Float32Array, offset: number, A: number, nc: number, opts: PostprocessOptions, maxDet: number): Detections {
   const cand = collect(out, offset, A, nc, f32(opts.conf));
   const mask = capMask(cand, nc, Math.max(maxDet, MAX_CANDIDATES));
-  const { anchors, classes } = bestFirst(cand, mask, A, nc);
   const r = f32(opts.ratio);
   const W = opts.origWidth, H = opts.origHeight;
   const iouThr = opts.iou;
-  const cap = Math.max(0, Math.min(maxDet, anchors.length));
+  const cap = Math.max(0, Math.min(maxDet, cand.count));
   // Kept boxes, with a per-class linked list (head[c] -> next[k]) so a candidate meets only its class.
   const X1 = new Float32Array(cap), Y1 = new Float32Array(cap), X2 = new Float32Array(cap), Y2 = new Float32Array(cap), AR = new Float32Array(cap);
   const conf = new Float32Array(cap), cls = new Float32Array(cap);
   const next = new Int32Array(cap), head = new Int32Array(nc).fill(-1);
   let kept = 0;
-  for (let k = 0; k < anchors.length && kept < cap; k++) {
-    const a = anchors[k]!, c = classes[k]!;
-    let x1 = f32(out[offset + a]! / r), y1 = f32(out[offset + A + a]! / r);
-    let x2 = f32(out[offset + 2 * A + a]! / r), y2 = f32(out[offset + 3 * A + a]! / r);
-    x1 = Math.min(Math.max(x1, 0), W); x2 = Math.min(Math.max(x2, 0), W);
-    y1 = Math.min(Math.max(y1, 0), H); y2 = Math.min(Math.max(y2, 0), H);
-    if (!(x2 > x1) || !(y2 > y1)) continue;
-    const area = f32(f32(x2 - x1) * f32(y2 - y1));
-    let suppressed = false;
-    for (let j = head[c]!; j >= 0; j = next[j]!) {
-      // Boxes that do not overlap have IoU 0, which never exceeds the threshold: no arithmetic for them.
-      if (X1[j]! >= x2 || X2[j]! <= x1 || Y1[j]! >= y2 || Y2[j]! <= y1) continue;
-      const w = Math.max(0, f32(Math.min(X2[j]!, x2) - Math.max(X1[j]!, x1)));
-      const h = Math.max(0, f32(Math.min(Y2[j]!, y2) - Math.max(Y1[j]!, y1)));
-      const inter = f32(w * h);
-      if (f32(inter / f32(f32(AR[j]! + area) - inter)) > iouThr) { suppressed = true; break; }
+  // A few times max_det candidates usually yield max_det kept boxes; the rest is sorted only if not.
+  walk: for (const { anchors, classes } of cap > 0 ? bestFirst(cand, mask, A, nc, 8 * cap) : []) {
+    for (let k = 0; k < anchors.length; k++) {
+      const a = anchors[k]!, c = classes[k]!;
+      let x1 = f32(out[offset + a]! / r), y1 = f32(out[offset + A + a]! / r);
+      let x2 = f32(out[offset + 2 * A + a]! / r), y2 = f32(out[offset + 3 * A + a]! / r);
+      x1 = Math.min(Math.max(x1, 0), W); x2 = Math.min(Math.max(x2, 0), W);
+      y1 = Math.min(Math.max(y1, 0), H); y2 = Math.min(Math.max(y2, 0), H);
+      if (!(x2 > x1) || !(y2 > y1)) continue;
+      const area = f32(f32(x2 - x1) * f32(y2 - y1));
+      let suppressed = false;
+      for (let j = head[c]!; j >= 0; j = next[j]!) {
+        // Boxes that do not overlap have IoU 0, which never exceeds the threshold: no arithmetic for them.
+        if (X1[j]! >= x2 || X2[j]! <= x1 || Y1[j]! >= y2 || Y2[j]! <= y1) continue;
+        const w = Math.max(0, f32(Math.min(X2[j]!, x2) - Math.max(X1[j]!, x1)));
+        const h = Math.max(0, f32(Math.min(Y2[j]!, y2) - Math.max(Y1[j]!, y1)));
+        const inter = f32(w * h);
+        if (f32(inter / f32(f32(AR[j]! + area) - inter)) > iouThr) { suppressed = true; break; }
+      }
+      if (suppressed) continue;
+      X1[kept] = x1; Y1[kept] = y1; X2[kept] = x2; Y2[kept] = y2; AR[kept] = area;
+      conf[kept] = out[offset + (4 + c) * A + a]!;
+      cls[kept] = c;
+      next[kept] = head[c]!;
+      head[c] = kept;
+      kept++;
+      if (kept === cap) break walk;
     }
-    if (suppressed) continue;
-    X1[kept] = x1; Y1[kept] = y1; X2[kept] = x2; Y2[kept] = y2; AR[kept] = area;
-    conf[kept] = out[offset + (4 + c) * A + a]!;
-    cls[kept] = c;
-    next[kept] = head[c]!;
-    head[c] = kept;
-    kept++;
   }
   const xyxy = new Float32Array(kept * 4);
   for (let k = 0; k < kept; k++) { xyxy[4 * k] = X1[k]!; xyxy[4 * k + 1] = Y1[k]!; xyxy[4 * k + 2] = X2[k]!; xyxy[4 * k + 3] = Y2[k]!; }
