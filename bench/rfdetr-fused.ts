@@ -40,7 +40,7 @@ if (size === 'n') {
 
 async function session(fused: boolean): Promise<ort.InferenceSession> {
   const b = new GraphBuilder('rfdetr');
-  net.emitInference(b, { batch: 1, height: s, width: s, fused });
+  net.emitExport(b, { batch: 1, height: s, width: s, fused });
   return ort.InferenceSession.create(serializeModel(b.graph), { intraOpNumThreads: threads, graphOptimizationLevel: 'all' });
 }
 const sessions = { plain: await session(false), fused: await session(true) };

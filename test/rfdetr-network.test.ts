@@ -45,7 +45,7 @@ describe('RF-DETR n network parity (graph IR on ORT vs the original)', () => {
       const [batch, , height, width] = shape.split('x').map(Number) as [number, number, number, number];
       const run = async (inject: HostTensor | null): Promise<ort.InferenceSession.ReturnType> => {
         const b = new GraphBuilder('rfdetr');
-        net.emitInference(b, { batch, height, width, rawOutputs: true, fused, injectTopk: inject !== null });
+        net.emitExport(b, { batch, height, width, rawOutputs: true, fused, injectTopk: inject !== null });
         const session = await ort.InferenceSession.create(serializeModel(b.graph), { intraOpNumThreads: 2 });
         const x = normalizeU8(io.get(`input_u8_${shape}`)!);
         const feeds: Record<string, ort.Tensor> = { input: new ort.Tensor('float32', x.data as Float32Array, x.dims) };
@@ -85,7 +85,7 @@ describe('RF-DETR n network parity (graph IR on ORT vs the original)', () => {
   }
 
   it('refuses inputs that are not multiples of 32, with the original message', () => {
-    assert.throws(() => net.emitInference(new GraphBuilder('x'), { batch: 1, height: 384, width: 400 }),
+    assert.throws(() => net.emitExport(new GraphBuilder('x'), { batch: 1, height: 384, width: 400 }),
       /divisible by patch_size \* num_windows \(16 \* 2 = 32\), but got height=384, width=400/);
   });
 });

@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import { zipSync } from 'fflate';
 import { LibreYOLOError } from '../src/errors.ts';
 import type { HostTensor } from '../src/graph/tensor.ts';
-import { dumpsTorchPickle, PyOrderedDict, pyFloat, TorchDtype, unpickle, type PyValue, type StorageRequest } from '../src/weights/pickle.ts';
+import { dumpsTorchPickle, PyNamespace, PyOrderedDict, pyFloat, TorchDtype, unpickle, type PyValue, type StorageRequest } from '../src/weights/pickle.ts';
 import { readTorchCheckpoint } from '../src/weights/torch-checkpoint.ts';
 
 const hex = (s: string) => Uint8Array.from(Buffer.from(s, 'hex'));
@@ -170,4 +170,19 @@ test('storage classes map to dtypes (half, bfloat16, int64, bool)', () => {
     assert.equal(t.dtype, dtype);
     assert.deepEqual([...t.data], values);
   }
+});
+
+test('argparse.Namespace (upstream RF-DETR `args`) reads as an inert attribute bag, written and read back', () => {
+  const args = new PyNamespace([['num_queries', 300], ['group_detr', 13], ['resolution', 384], ['lr', pyFloat(1e-4) as never], ['encoder', 'dinov2_windowed_small']]);
+  const bytes = dumpsTorchPickle({ args, epoch: 3 }, () => ({ key: '0', numel: 0 }));
+  // Python's own protocol-2 spelling: GLOBAL argparse Namespace, EMPTY_TUPLE, NEWOBJ, a dict, BUILD.
+  assert.ok(Buffer.from(bytes).includes(Buffer.from('cargparse\nNamespace\n')));
+  const top = unpickle(bytes) as Map<PyValue, PyValue>;
+  const back = top.get('args');
+  assert.ok(back instanceof PyNamespace);
+  assert.equal(back.get('num_queries'), 300);
+  assert.equal(back.get('group_detr'), 13);
+  assert.equal(back.get('resolution'), 384);
+  assert.equal(back.get('encoder'), 'dinov2_windowed_small');
+  assert.equal(top.get('epoch'), 3);
 });

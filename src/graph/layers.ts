@@ -5,6 +5,7 @@
 import type { GraphBuilder } from './builder.ts';
 import { Module } from './module.ts';
 import { layerNorm, linear } from './nn.ts';
+import type { HostTensor } from './tensor.ts';
 
 export class Linear extends Module {
   constructor(readonly inFeatures: number, readonly outFeatures: number, readonly hasBias = true) {
@@ -14,6 +15,13 @@ export class Linear extends Module {
   }
   forward(b: GraphBuilder, x: string): string {
     return linear(b, x, this.use(b, 'weight'), this.hasBias ? this.use(b, 'bias') : null);
+  }
+  /** The stored tensors themselves (for emitters that fold constants on the host). */
+  weightTensor(): HostTensor {
+    return this.ownTensor('weight').value;
+  }
+  biasTensor(): HostTensor | null {
+    return this.hasBias ? this.ownTensor('bias').value : null;
   }
   /** The weight and bias value names (for fused emitters that pack several layers). */
   tensors(b: GraphBuilder): { weight: string; bias: string | null } {

@@ -11,6 +11,8 @@ const ORT_OPS: Record<string, string[]> = {
   'gemm / conv': [
     'Conv', 'FusedConv', 'NhwcFusedConv', 'ConvTranspose', 'ConvInteger', 'QLinearConv', 'NhwcConv',
     'MatMul', 'FusedMatMul', 'MatMulInteger', 'MatMulIntegerToFloat', 'QLinearMatMul', 'MatMulNBits', 'Gemm', 'FusedGemm', 'Einsum',
+    // Fused attention kernels are batched matrix products (QK^T, softmax, AV) end to end.
+    'Attention', 'MultiHeadAttention', 'GroupQueryAttention',
   ],
   'layout / copy': [
     'Transpose', 'Reshape', 'Concat', 'Split', 'Slice', 'Gather', 'GatherElements', 'GatherND', 'Scatter', 'ScatterND',
@@ -22,7 +24,7 @@ const ORT_OPS: Record<string, string[]> = {
     'BatchNormalization', 'LayerNormalization', 'SimplifiedLayerNormalization', 'SkipLayerNormalization',
     'InstanceNormalization', 'GroupNorm', 'GroupNormalization', 'LpNormalization', 'Softmax', 'LogSoftmax',
     'ReduceSum', 'ReduceMean', 'ReduceMax', 'ReduceMin', 'ReduceProd', 'ReduceL1', 'ReduceL2', 'ReduceLogSumExp',
-    'ReduceSumSquare', 'ArgMax', 'ArgMin', 'CumSum',
+    'ReduceSumSquare', 'ArgMax', 'ArgMin', 'CumSum', 'TopK',
   ],
   elementwise: [
     'Add', 'Sub', 'Mul', 'Div', 'Pow', 'Sqrt', 'Exp', 'Log', 'Neg', 'Abs', 'Reciprocal', 'Floor', 'Ceil', 'Round',

@@ -35,6 +35,12 @@ import { describeBytes, describeLimit, raiseAdvice, RATIO_ALLOWANCE_BYTES } from
 /** collections.OrderedDict; a plain Python dict decodes to (and is written from) a plain Map. */
 export class PyOrderedDict extends Map<PyValue, PyValue> {}
 
+/**
+ * An `argparse.Namespace` (upstream RF-DETR checkpoints pickle their training `args` as one): an
+ * inert bag of attributes, filled by BUILD from its `__dict__`; nothing of it is executed.
+ */
+export class PyNamespace extends Map<PyValue, PyValue> {}
+
 /** A torch dtype object such as `torch.float16` (appears in optimizer state or metadata). */
 export class TorchDtype {
   constructor(readonly name: string) {}
@@ -170,6 +176,7 @@ function buildAllowList(source: string, budget: TensorBudget): Map<string, SafeG
   fn('builtins.frozenset', (args) => new Set(Array.isArray(args[0]) ? (args[0] as PyValue[]) : []));
   for (const mod of ['numpy.core.multiarray', 'numpy._core.multiarray']) fn(`${mod}.scalar`, (args) => numpyScalar(args, source));
   fn('numpy.dtype', (args) => new NumpyDtype(String(args[0])));
+  fn('argparse.Namespace', () => new PyNamespace());
   return m;
 }
 
@@ -530,6 +537,9 @@ export function unpickle(bytes: Uint8Array, options: UnpickleOptions = {}): PyVa
         const inst = top();
         if (inst instanceof NumpyDtype) {
           if (Array.isArray(state) && typeof state[1] === 'string') inst.byteorder = state[1];
+        } else if (inst instanceof PyNamespace) {
+          if (!(state instanceof Map)) throw corrupt(source, 'Namespace state is not a dict');
+          for (const [k, v] of state) inst.set(k, v);
         } else if (!(inst instanceof Map) && !isHostTensor(inst)) {
           throw corrupt(source, 'BUILD on an unsupported object');
         }
@@ -715,6 +725,11 @@ export function dumpsTorchPickle(obj: PyWritable, storageFor: (t: HostTensor) =>
     } else if (v instanceof PyOrderedDict) {
       emptyOrderedDict();
       setitems([...v.entries()]);
+    } else if (v instanceof PyNamespace) {
+      global('argparse', 'Namespace');
+      out.byte(0x29, 0x81, 0x7d); // EMPTY_TUPLE, NEWOBJ, EMPTY_DICT (its __dict__)
+      setitems([...v.entries()]);
+      out.byte(0x62); // BUILD
     } else if (v instanceof Map) {
       out.byte(0x7d);
       setitems([...v.entries()]);

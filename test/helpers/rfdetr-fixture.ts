@@ -62,9 +62,14 @@ export function maxAbsDiff(actual: ArrayLike<number | bigint>, expected: ArrayLi
  * are equal per image and every differing pair of tokens has reference scores within `tieTol`.
  */
 export function nearTieSwaps(got: BigInt64Array, want: BigInt64Array, refScores: Float32Array, batch: number, tieTol: number): number {
+  return nearTieSlots(got, want, refScores, batch, tieTol).length;
+}
+
+/** The `(image, slot)` positions of nearTieSwaps. */
+export function nearTieSlots(got: BigInt64Array, want: BigInt64Array, refScores: Float32Array, batch: number, tieTol: number): Array<[number, number]> {
   const k = want.length / batch;
   const n = refScores.length / batch;
-  let swaps = 0;
+  const swaps: Array<[number, number]> = [];
   for (let img = 0; img < batch; img++) {
     const g = Array.from(got.subarray(img * k, (img + 1) * k), Number);
     const w = Array.from(want.subarray(img * k, (img + 1) * k), Number);
@@ -73,7 +78,7 @@ export function nearTieSwaps(got: BigInt64Array, want: BigInt64Array, refScores:
       if (g[p] === w[p]) continue;
       const gap = Math.abs(refScores[img * n + g[p]!]! - refScores[img * n + w[p]!]!);
       if (gap > tieTol) throw new Error(`image ${img} slot ${p}: token ${g[p]} instead of ${w[p]}, reference scores ${gap.toExponential(2)} apart (not a near tie)`);
-      swaps++;
+      swaps.push([img, p]);
     }
   }
   return swaps;

@@ -7,6 +7,7 @@
 import type { GraphBuilder } from '../../graph/builder.ts';
 import { LayerNorm, Linear, ModuleList } from '../../graph/layers.ts';
 import { Module } from '../../graph/module.ts';
+import { asFloat32 } from '../../graph/tensor.ts';
 import { concat, conv2d, erfGelu, float32, int64, matmul, reshape, slice, transpose } from '../../graph/nn.ts';
 import { biasGelu, packedSelfAttention, skipLayerNorm } from '../../graph/contrib.ts';
 import { dotProductAttention } from '../detr/attention.ts';
@@ -132,9 +133,18 @@ class ViTLayer extends Module {
    */
   forwardFused(b: GraphBuilder, h: string, ln1: string, tokensPerWindow: number, next: LayerNorm): { h: string; normed: string } {
     const d = C.vitDim;
+    // Folded on the host (this graph is for inference): a half-precision session could not fold the Muls itself.
     const scaled = (lin: Linear, lambda: string): { weight: string; bias: string } => {
-      const { weight, bias } = lin.tensors(b);
-      return { weight: b.op('Mul', [transpose(b, weight, [1, 0]), lambda]), bias: b.op('Mul', [bias!, lambda]) };
+      const w = asFloat32(lin.weightTensor());
+      const bias = asFloat32(lin.biasTensor()!);
+      const l = asFloat32(this.ownTensor(lambda).value);
+      const [out, inp] = [lin.outFeatures, lin.inFeatures];
+      const wt = new Float32Array(inp * out);
+      for (let o = 0; o < out; o++) for (let k = 0; k < inp; k++) wt[k * out + o] = Math.fround(w[o * inp + k]! * l[o]!);
+      return {
+        weight: b.constant('weight_scaled', float32(wt, [inp, out])),
+        bias: b.constant('bias_scaled', float32(Float32Array.from(bias, (v, o) => v * l[o]!), [out])),
+      };
     };
     const x = this.global ? reshape(b, ln1, [-1, C.numWindows ** 2 * tokensPerWindow, d]) : ln1;
     let a = b.scope('attention', () => {
@@ -144,13 +154,13 @@ class ViTLayer extends Module {
       return packedSelfAttention(b, x, w, bias, C.vitHeads);
     });
     if (this.global) a = reshape(b, a, [-1, tokensPerWindow, d]);
-    const dense = scaled(this.dense, this.use(b, 'layer_scale1.lambda1'));
+    const dense = scaled(this.dense, 'layer_scale1.lambda1');
     const n2 = this.norm2.tensors(b);
     const first = skipLayerNorm(b, matmul(b, a, dense.weight), h, n2.weight, n2.bias, dense.bias, C.vitEps);
     const m = b.scope('mlp', () => {
       const fc1 = this.fc1.tensors(b);
       const act = biasGelu(b, matmul(b, first.normed, transpose(b, fc1.weight, [1, 0])), fc1.bias!);
-      const fc2 = scaled(this.fc2, this.use(b, 'layer_scale2.lambda1'));
+      const fc2 = scaled(this.fc2, 'layer_scale2.lambda1');
       return { out: matmul(b, act, fc2.weight), bias: fc2.bias };
     });
     const nn = next.tensors(b);

@@ -9,7 +9,7 @@ import type { GraphBuilder } from '../../graph/builder.ts';
 import { i } from '../../graph/builder.ts';
 import { Embedding, LayerNorm, Linear, ModuleList } from '../../graph/layers.ts';
 import { Module } from '../../graph/module.ts';
-import { concat, float32, int64, reshape, slice, transpose } from '../../graph/nn.ts';
+import { concat, float32, int64, preciseSigmoid, reshape, slice, transpose } from '../../graph/nn.ts';
 import { applyBoxDelta } from '../detr/box.ts';
 import { MLP } from '../detr/mlp.ts';
 import { LibreYOLOError } from '../../errors.ts';
@@ -122,18 +122,47 @@ export class RfdetrNetwork extends Module {
     return this.options.nc;
   }
 
-  emitInference(b: GraphBuilder, opts: RfdetrEmitOptions): void {
+  private geometry(opts: RfdetrEmitOptions): { grid: TokenGrid; height: number; width: number } {
     const size = RFDETR_CONFIGS[this.options.size].resolution;
+    if ((opts.height === null) !== (opts.width === null)) throw new LibreYOLOError('invalid_imgsz', 'RF-DETR graphs need both input height and width (or neither, for the native size).');
     const height = opts.height ?? size;
     const width = opts.width ?? size;
-    if ((opts.height === null) !== (opts.width === null)) throw new LibreYOLOError('invalid_imgsz', 'RF-DETR graphs need both input height and width (or neither, for the native size).');
-    const grid = tokenGrid(height, width);
+    return { grid: tokenGrid(height, width), height, width };
+  }
+
+  /**
+   * The predict graph: `images [B,3,H,W]` -> `output [B, 4+nc+1, 300]`, rows x1, y1, x2, y2 in
+   * input pixels (not clipped) then the sigmoid score of every class column, the extra column
+   * (index nc) included: the NMS-free top-k runs over all of them, as in the original.
+   */
+  emitInference(b: GraphBuilder, opts: RfdetrEmitOptions): void {
+    const { grid, height, width } = this.geometry(opts);
+    const batch = opts.batch ?? 'batch';
+    const images = b.input('images', 'float32', [batch, 3, height, width]);
+    const out = this.forward(b, images, grid, { raw: false, injected: null, fused: opts.fused ?? this.options.fused ?? fusedKernelsDefault() });
+    const decoded = b.scope('decode', () => {
+      const half = b.op('Mul', [slice(b, out.boxes, -1, 2, 4), b.scalar(0.5, 'half')]);
+      const centre = slice(b, out.boxes, -1, 0, 2);
+      const scale = b.constant('input_wh', float32([width, height, width, height], [4]));
+      const xyxy = b.op('Mul', [concat(b, [b.op('Sub', [centre, half]), b.op('Add', [centre, half])], -1), scale]);
+      return concat(b, [transpose(b, xyxy, [0, 2, 1]), transpose(b, preciseSigmoid(b, out.logits), [0, 2, 1])], 1);
+    });
+    b.output('output', decoded, 'float32', [batch, 4 + this.nc + 1, C.numQueries]);
+  }
+
+  /**
+   * The original's export layout: `input [B,3,H,W]` -> `dets [B,300,4]` (cx, cy, w, h normalised)
+   * and `labels [B,300,nc+1]` (raw logits); with `rawOutputs`, also every parity tap.
+   */
+  emitExport(b: GraphBuilder, opts: RfdetrEmitOptions): void {
+    const { grid, height, width } = this.geometry(opts);
     const batch = opts.batch ?? 'batch';
     const k = Math.min(C.numQueries, grid.hp * grid.wp);
     const input = b.input('input', 'float32', [batch, 3, height, width]);
     const injected = opts.injectTopk ? b.input('enc_topk_index', 'int64', [batch, k]) : null;
     const raw = opts.rawOutputs ?? false;
-    const out = this.forward(b, input, grid, { raw, injected, fused: opts.fused ?? this.options.fused ?? fusedKernelsDefault() });
+    // Exports are portable ONNX (no contrib kernels) unless asked otherwise.
+    const out = this.forward(b, input, grid, { raw, injected, fused: opts.fused ?? false });
     const q = C.numQueries;
     const nk = this.nc + 1;
     b.output('dets', out.boxes, 'float32', [batch, q, 4]);
@@ -171,14 +200,15 @@ export class RfdetrNetwork extends Module {
     const prop = proposals(grid);
     const enc = b.scope('transformer', () => b.scope('proposals', () => {
       const headsIn = prop.allValid ? memory : b.op('Mul', [memory, b.constant('valid', float32(prop.valid, [1, n, 1]))]);
-      const om = tr.encOutputNorm.at(0).emit(b, tr.encOutput.at(0).emit(b, headsIn));
-      const logitsAll = tr.encOutClassEmbed.at(0).emit(b, om);
+      // Node names keep the module paths (`enc_out_class_embed/0/...`): quantize keep-lists match on them.
+      const om = b.scope('enc_output_norm', () => tr.encOutputNorm.at(0).emit(b, b.scope('enc_output', () => tr.encOutput.at(0).emit(b, headsIn))));
+      const logitsAll = b.scope('enc_out_class_embed', () => tr.encOutClassEmbed.at(0).emit(b, om));
       const maxLogit = b.op('ReduceMax', [logitsAll], { axes: { ints: [-1] }, keepdims: i(0) });
       const topk = opts.injected ?? b.opMulti('TopK', [maxLogit, b.constant('k', int64([k]))], 2, { axis: i(1), largest: i(1), sorted: i(1) })[1]!;
       const index = b.op('Unsqueeze', [topk, b.constant('axes', int64([-1]))]);
       const gather = (x: string): string => b.op('GatherND', [x, index], { batch_dims: i(1) });
       const picked = b.op('Gather', [b.constant('proposals', float32(prop.boxes, [n, 4])), topk], { axis: i(0) });
-      const boxes = applyBoxDelta(b, tr.encOutBboxEmbed.at(0).emit(b, gather(om)), picked);
+      const boxes = applyBoxDelta(b, b.scope('enc_out_bbox_embed', () => tr.encOutBboxEmbed.at(0).emit(b, gather(om))), picked);
       return { maxLogit, topk, boxes, logits: opts.raw ? gather(logitsAll) : undefined };
     }));
 
