@@ -22,7 +22,8 @@ import { generateSynthDataset } from '../src/data/synth.ts';
 import { runInferProfile } from '../src/profile/infer-run.ts';
 import { mean } from '../src/profile/stats.ts';
 import { runTrainProfile, trainProfilerFactory } from '../src/profile/train-run.ts';
-import { createFreshModel, trainModel } from '../src/train/trainer.ts';
+import { createFreshModel, TRAINING_MODEL_SOURCE } from '../src/load.ts';
+import { trainModel } from '../src/train/trainer.ts';
 
 const { values } = parseArgs({
   options: {
@@ -86,12 +87,12 @@ if (!values['skip-train']) {
         const project = join(root, `${mode}-${r}`);
         if (mode === 'trace') {
           const { profile } = await runTrainProfile({
-            data: yaml, weights: 'yolo9t', size: 't', batch, imgsz, workers: 2, amp: false, steps, warmup, repeat: 1, device: 'cpu', project, threads, cwd: root,
+            data: yaml, weights: 'yolo9t', models: TRAINING_MODEL_SOURCE, size: 't', batch, imgsz, workers: 2, amp: false, steps, warmup, repeat: 1, device: 'cpu', project, threads, cwd: root,
           });
           img.trace.push(profile.img_per_s ?? 0);
         } else {
           // The same trainer and window with the timing hooks only (trace off): what a plain train measures.
-          const model = createFreshModel('t', { device: 'cpu', threads });
+          const model = createFreshModel('yolo9t', { device: 'cpu', threads });
           try {
             await trainModel(model, {
               data: yaml, epochs: 1, batch, imgsz, workers: 2, amp: false, device: 'cpu', profile: true, profile_then_stop: true, profile_trace: false,

@@ -71,7 +71,7 @@ function makeBatch(seed: number): TrainBatch {
 
 const network = yolo9Family.create({ size: 't', nc: 80 }) as Yolo9Network;
 const preciseStats = values['float32-stats'] !== true;
-const runner = await openStepRunner(network, { device: parseDevice(values.device), threads, imgsz: [imgsz, imgsz], maxTargets, preciseStats });
+const runner = await openStepRunner(yolo9Family, network, { device: parseDevice(values.device), threads, imgsz: [imgsz, imgsz], maxTargets, preciseStats });
 const optimizer = Optimizer.create(network.namedTensors(), { lr0: 0.01 });
 const batches = [makeBatch(1), makeBatch(2)];
 

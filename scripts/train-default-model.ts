@@ -15,7 +15,8 @@
  *     --min-objects 2 --max-objects 7 --size-range 0.15,0.45
  */
 import { LibreYOLO } from '../src/load.ts';
-import { createFreshModel, trainModel, type TrainOptions } from '../src/train/trainer.ts';
+import { createFreshModel } from '../src/load.ts';
+import { trainModel, type TrainOptions } from '../src/train/trainer.ts';
 
 export const RECIPE: TrainOptions = {
   data: '.tmp/shapes6/data.yaml',
@@ -41,7 +42,7 @@ for (const arg of process.argv.slice(2)) {
 }
 const options: TrainOptions = { ...RECIPE, ...overrides };
 const resume = typeof options.resume === 'string' ? options.resume : null;
-const model = resume ? await LibreYOLO(resume, { device: 'cpu' }) : createFreshModel('t', { device: 'cpu', seed: Number(options.seed) });
+const model = resume ? await LibreYOLO(resume, { device: 'cpu' }) : createFreshModel('yolo9t', { device: 'cpu', seed: Number(options.seed) });
 const t0 = performance.now();
 try {
   const r = await trainModel(model, options);

@@ -1,5 +1,5 @@
 /** libreyolo: YOLO object detection for Node.js on ONNX Runtime. */
-export { LibreYOLO, type LoadOptions } from './load.ts';
+export { createFreshModel, LibreYOLO, type LoadOptions } from './load.ts';
 export { LibreYOLOModel } from './model.ts';
 export { DEFAULT_MODEL, DEFAULT_MODEL_PATH, SAMPLE_IMAGE, SAMPLE_LARGE_IMAGE } from './assets.ts';
 export { Results, Boxes, type Speed } from './predict/results.ts';
@@ -13,7 +13,7 @@ export type { HostTensor, DType } from './graph/tensor.ts';
 export { VERSION } from './version.ts';
 
 // Training, data and validation
-export { createFreshModel, trainModel, type TrainOptions, type TrainResults } from './train/trainer.ts';
+export { trainModel, type TrainOptions, type TrainResults } from './train/trainer.ts';
 export type { CheckOptions, LossAndGradients, PlainTensor } from './train/check.ts';
 export { generateSynthDataset, SHAPE_CLASSES, type SynthOptions } from './data/synth.ts';
 export { validate, type ValidateOptions, type ValidationResult } from './val/validate.ts';

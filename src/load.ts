@@ -3,22 +3,22 @@
  * ./weights/ when needed), reads a `.pt`, `.safetensors` or exported `.onnx`, recognises the family
  * and size, and returns a ready model whose sessions live in a worker thread.
  */
+import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { extname } from 'node:path';
+import { extname, resolve } from 'node:path';
 import { DEFAULT_MODEL } from './assets.ts';
 import { LibreYOLOError } from './errors.ts';
 import { summarizeModel } from './graph/onnx.ts';
 import { LibreYOLOModel } from './model.ts';
-import { detectFamily, getFamily, listFamilies, type ModelFamily } from './models/registry.ts';
-import './models/index.ts';
+import { detectFamily, familyImgsz, getFamily, listFamilies, trainingHooks, type ModelFamily, type OnnxRecognition } from './models/index.ts';
 import { parseDevice } from './runtime/device.ts';
 import { GraphEngine, OnnxFileEngine } from './runtime/graph-engine.ts';
 import { loadCheckpointFile } from './weights/checkpoint.ts';
 import { checkCount, checkNames, checkNamesCover, checkToken, metadataError, raiseWith, shown } from './weights/model-metadata.ts';
 import { limit } from './util/limits.ts';
-import { resolveWeights, type ResolveWeightsOptions } from './weights/hub.ts';
-import { parseWeightName } from './weights/hub.ts';
-import type { Warn } from './predict/options.ts';
+import { parseWeightName, resolveWeights, type ResolveWeightsOptions } from './weights/hub.ts';
+import type { Warn } from './util/warn.ts';
+import type { ModelSource } from './profile/train-run.ts';
 
 export interface LoadOptions {
   /** `cpu` (default), `0` / `cuda:0`, `webgpu`. */
@@ -79,7 +79,8 @@ async function loadCheckpointModel(path: string, options: LoadOptions): Promise<
   }
   const task = options.task ?? meta.task ?? 'detect';
   if (task !== 'detect') throw new LibreYOLOError('config_unsupported', `Task '${task}' is not supported yet: this package runs detection models only.`);
-  const size = meta.size ?? family.detectSize(ckpt.stateDict) ?? options.size ?? parseWeightName(path)?.size;
+  const named = parseWeightName(path);
+  const size = meta.size ?? family.detectSize(ckpt.stateDict) ?? options.size ?? (named?.family === family.name ? named.size : undefined);
   if (!size || !family.sizes.includes(size)) {
     const what = size ? `its size '${size}' is not one of ${family.sizes.join(', ')}` : `its layer widths match none of the sizes ${family.sizes.join(', ')}`;
     const advice = 'Re-download the weights or re-save them from the original model; from the API, LibreYOLO(path, { size }) names the size when the file does not.';
@@ -98,15 +99,19 @@ async function loadCheckpointModel(path: string, options: LoadOptions): Promise<
   return new LibreYOLOModel({
     family, size, task,
     names: namesOrDefault(meta.names, network.nc),
-    imgsz: family.inputSizes?.[size] ? squareOrPair(family.inputSizes[size], family.defaultImgsz) : squareOrPair(meta.imgsz, family.defaultImgsz),
+    // Families with per-size input sizes (YOLOX) do not read the checkpoint's imgsz, as the original.
+    imgsz: squareOrPair(family.inputSizes ? undefined : meta.imgsz, familyImgsz(family, size)),
     weightsPath: path,
     format: ckpt.format,
     network,
-    engine: new GraphEngine(network, { device: parseDevice(options.device), ...(options.threads ? { threads: options.threads } : {}) }),
+    engine: new GraphEngine(network, { device: parseDevice(options.device), ...(options.threads ? { threads: options.threads } : {}), ...keepFloatOf(family) }),
     metadata: meta,
     ...(options.warn ? { warn: options.warn } : {}),
   });
 }
+
+/** The family's quantize keep-float list as engine options. */
+const keepFloatOf = (family: ModelFamily): { keepFloat?: readonly string[] } => (family.quantize?.keepFloat.length ? { keepFloat: family.quantize.keepFloat } : {});
 
 const shapeText = (shape: readonly (number | string)[]): string => `[${shape.join(',')}]`;
 
@@ -118,9 +123,6 @@ function notDetector(path: string, found: string, hasMetadata: boolean): LibreYO
       `Expected input [B,3,H,W] and output [B,4+nc,anchors] (x1,y1,x2,y2 in input pixels, then class scores). ${advice}`,
     { suggestion: advice });
 }
-
-/** Anchor count of a stride-8/16/32 head (YOLOv9's) on an `h x w` input. */
-const anchorsFor = (h: number, w: number): number => [8, 16, 32].reduce((a, s) => a + Math.ceil(h / s) * Math.ceil(w / s), 0);
 
 /**
  * Static input sides are allocated as given (the probe, the letterbox), so they are held to the same
@@ -161,9 +163,9 @@ async function loadOnnxModel(path: string, options: LoadOptions): Promise<LibreY
   const token = (k: string) => (md.has(k) ? checkToken(md.get(k), k, path) : undefined);
   const count = (k: string, cap: 'imgsz' | 'classes') => (md.has(k) ? checkCount(md.get(k), k, path, cap) : undefined);
   const familyName = token('model_family');
-  let family: ModelFamily;
-  if (familyName === undefined) family = getFamily('yolo9');
-  else {
+  // A LibreYOLO export names its family; a file without one is recognised by its output layout below.
+  let family: ModelFamily | null = null;
+  if (familyName !== undefined) {
     try {
       family = getFamily(familyName);
     } catch {
@@ -177,30 +179,44 @@ async function loadOnnxModel(path: string, options: LoadOptions): Promise<LibreY
   const mdW = count('imgsz_w', 'imgsz') ?? mdImgsz;
   const [h, w] = [input.shape[2], input.shape[3]];
   const staticHW = typeof h === 'number' && typeof w === 'number';
-  const imgsz: [number, number] = staticHW ? [h, w] : [mdH ?? family.defaultImgsz, mdW ?? family.defaultImgsz];
+  const fallbackSide = family ? familyImgsz(family, mdSize ?? '') : 640;
+  const imgsz: [number, number] = staticHW ? [h, w] : [mdH ?? fallbackSide, mdW ?? fallbackSide];
   const dynamic = input.shape.some((d) => typeof d !== 'number');
   let nc = count('nc', 'classes') ?? NaN;
   // The default [B, 4+nc, anchors] layout says its class count; families with their own layout decode their own.
-  const columns = family.candidates ? undefined : output.shape[1];
+  const columns = !family || family.candidates ? undefined : output.shape[1];
   if (typeof columns === 'number' && Number.isInteger(nc) && columns !== nc + 4) {
     throw metadataError(path, 'nc', `is ${nc}, but the output ${output.name} ${shapeText(output.shape)} has ${columns - 4} class columns`);
   }
   let names = md.has('names') && Number.isInteger(nc) ? checkNames(field('names'), path, nc) : undefined;
 
-  const engine = new OnnxFileEngine(bytes, input.dtype === 'float16' ? 'float16' : 'float32', dynamic, { device: parseDevice(options.device), ...(options.threads ? { threads: options.threads } : {}) });
+  const engineFor = (f: ModelFamily | null): OnnxFileEngine => new OnnxFileEngine(bytes, input.dtype === 'float16' ? 'float16' : 'float32', dynamic,
+    { device: parseDevice(options.device), ...(options.threads ? { threads: options.threads } : {}), ...(f ? keepFloatOf(f) : {}) }, f?.onnx?.toPredictLayout?.bind(f.onnx));
+  let engine = engineFor(family);
   const declaredNc = Number.isInteger(nc) ? nc : undefined;
-  if (!md.has('model_family') || declaredNc === undefined) {
+  if (family === null || declaredNc === undefined) {
     // No LibreYOLO metadata: torch exports often leave the output's dims symbolic, so run one blank
-    // image and check the shape that comes out (the session is reused by predict).
+    // image and ask the families whose export layout the shape that comes out is (the session is
+    // reused by predict).
     try {
-      nc = await probeClassCount(engine, path, io, typeof input.shape[0] === 'number' ? input.shape[0] : 1, imgsz);
+      const probed = await probeFamily(engine, path, io, typeof input.shape[0] === 'number' ? input.shape[0] : 1, imgsz, family);
+      nc = probed.nc;
       if (declaredNc !== undefined && declaredNc !== nc) throw metadataError(path, 'nc', `is ${declaredNc}, but the model outputs ${nc} class columns`);
       if (md.has('names')) names = checkNames(field('names'), path, nc);
+      if (family === null) {
+        family = probed.family;
+        if (family.onnx?.toPredictLayout) {
+          await engine.close();
+          engine = engineFor(family);
+        }
+      }
     } catch (err) {
       await engine.close();
       throw err;
     }
-    (options.warn ?? ((m: string) => process.emitWarning(m)))(`${path} has no LibreYOLO metadata; assuming a ${family.name}-style detector with ${nc} classes (names class0..class${nc - 1}).`);
+    if (!md.has('model_family')) {
+      (options.warn ?? ((m: string) => process.emitWarning(m)))(`${path} has no LibreYOLO metadata; assuming a ${family.name}-style detector with ${nc} classes (names class0..class${nc - 1}).`);
+    }
   }
   const precision = input.dtype === 'float16' || md.get('precision') === 'fp16' ? 'fp16' : 'fp32';
   return new LibreYOLOModel({
@@ -219,20 +235,75 @@ async function loadOnnxModel(path: string, options: LoadOptions): Promise<LibreY
   });
 }
 
-/** Class count from the output of a blank batch, or a clear error if it is not [B, 4+nc, anchors]. */
-async function probeClassCount(engine: OnnxFileEngine, path: string, io: string, batch: number, [h, w]: [number, number]): Promise<number> {
+/**
+ * The family and class count of a file from the output of a blank batch: the named family's layout,
+ * or the first registered family that recognises it; else a clear error.
+ */
+async function probeFamily(engine: OnnxFileEngine, path: string, io: string, batch: number, [h, w]: [number, number], named: ModelFamily | null): Promise<{ family: ModelFamily; nc: number }> {
   const what = `a blank ${batch}x3x${h}x${w} input`;
   let dims: number[];
   try {
-    dims = (await engine.forward({ dtype: 'float32', dims: [batch, 3, h, w], data: new Float32Array(batch * 3 * h * w) })).output.dims;
+    dims = (await engine.forwardRaw({ dtype: 'float32', dims: [batch, 3, h, w], data: new Float32Array(batch * 3 * h * w) })).output.dims;
   } catch (err) {
     throw new LibreYOLOError('model_load_failed',
       `ONNX Runtime cannot run ${path} on ${what}: ${(err as Error).message}. Check that the file is a complete detector export.`, { cause: err });
   }
-  const anchors = anchorsFor(h, w);
-  if (dims.length === 3 && dims[0] === batch && dims[2] === anchors && dims[1]! > 4) return dims[1]! - 4;
-  const transposed = dims.length === 3 && dims[1] === anchors ? ' (anchors before channels: that transposed layout is not supported)' : '';
-  throw notDetector(path, `${io}; ${what} gives output ${shapeText(dims)}, expected [${batch},4+nc,${anchors}]${transposed}`, false);
+  const candidates = named ? [named] : listFamilies();
+  for (const family of candidates) {
+    const recognise: OnnxRecognition | undefined = family.onnx;
+    const nc = dims[0] === batch ? recognise?.classCount(dims, [h, w]) ?? null : null;
+    if (nc !== null && nc >= 1) return { family, nc };
+  }
+  throw notDetector(path, `${io}; ${what} gives output ${shapeText(dims)}, which no family's export layout matches (${candidates.map((f) => f.name).join(', ')})`, false);
+}
+
+/**
+ * A model with fresh (seeded) weights, as training from scratch starts: `name` is a family and size
+ * (`yolo9t`, `yolo9-t`, `yoloxn`); `nc` classes (80 by default; the dataset's class count replaces it
+ * when training starts).
+ */
+export function createFreshModel(name: string, options: { nc?: number; device?: string | number; seed?: number; threads?: number } = {}): LibreYOLOModel {
+  const parsed = parseFreshName(name);
+  if (!parsed) {
+    throw new LibreYOLOError('model_load_failed', `'${name}' names no family and size; fresh models are one of ${listFamilies().map((f) => f.sizes.map((s) => `${f.name}${s}`).join(', ')).join('; ')}.`);
+  }
+  const family = getFamily(parsed.family);
+  const size = parsed.size;
+  const nc = options.nc ?? 80;
+  const network = family.create({ size, nc });
+  if (options.seed) trainingHooks(family).initialize(network, options.seed);
+  const names: Record<number, string> = {};
+  for (let k = 0; k < nc; k++) names[k] = `class${k}`;
+  const side = familyImgsz(family, size);
+  return new LibreYOLOModel({
+    family, size, task: 'detect', names, imgsz: [side, side], weightsPath: null, format: 'fresh', network,
+    engine: new GraphEngine(network, { device: parseDevice(options.device), ...(options.threads ? { threads: options.threads } : {}), ...keepFloatOf(family) }),
+  });
+}
+
+/** `yolo9t`, `yolo9-t`, `yoloxn`: a registered family name and one of its sizes (fresh weights), else null. */
+export function parseFreshName(name: string): { family: string; size: string } | null {
+  const lower = name.trim().toLowerCase();
+  for (const f of listFamilies()) {
+    for (const size of f.sizes) {
+      if (lower === `${f.name}${size}` || lower === `${f.name}-${size}`) return { family: f.name, size };
+    }
+  }
+  return null;
+}
+
+/**
+ * What `train`/`profile run` start from: a family+size name (`yolo9t`, `yoloxn`) means fresh weights
+ * unless a file of that name exists; anything else loads like `LibreYOLO()`.
+ */
+export async function loadForTraining(weights: string, options: LoadOptions = {}): Promise<LibreYOLOModel> {
+  const fresh = parseFreshName(weights);
+  if (fresh && !existsSync(resolve(options.cwd ?? process.cwd(), weights))) {
+    return createFreshModel(weights, {
+      ...(options.device !== undefined ? { device: options.device } : {}), ...(options.threads ? { threads: options.threads } : {}),
+    });
+  }
+  return LibreYOLO(weights, options);
 }
 
 /**
@@ -258,3 +329,10 @@ export async function LibreYOLO(weights: string = DEFAULT_MODEL, options: LoadOp
   const path = await resolveWeights(weights, resolveOpts);
   return extname(path).toLowerCase() === '.onnx' ? loadOnnxModel(path, options) : loadCheckpointModel(path, options);
 }
+
+/** What `profile run` loads its model with (the profiler takes it injected; see profile/train-run.ts). */
+export const TRAINING_MODEL_SOURCE: ModelSource = {
+  load: loadForTraining,
+  fresh: (name, o) => createFreshModel(name, o),
+  parseName: (weights) => parseWeightName(weights),
+};

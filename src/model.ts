@@ -4,10 +4,12 @@
  */
 import { LibreYOLOError } from './errors.ts';
 import type { HostTensor } from './graph/tensor.ts';
-import type { DetectionNetwork, ModelFamily } from './models/registry.ts';
+import { checkFamilyImgsz, type DetectionNetwork, type ModelFamily } from './models/registry.ts';
 import { resolveSources, type ImageSource } from './data/sources.ts';
 import type { RawPixels } from './data/image.ts';
-import { defaultWarn, normalizeImgsz, resolvePredictOptions, type PredictOptions, type ResolvedPredictOptions, type Warn } from './predict/options.ts';
+import { resolvePredictOptions, type PredictOptions, type ResolvedPredictOptions } from './predict/options.ts';
+import { normalizeImgsz } from './util/imgsz.ts';
+import { defaultWarn, type Warn } from './util/warn.ts';
 import { runPredict, type PredictContext } from './predict/predictor.ts';
 import type { Results } from './predict/results.ts';
 import { SourcesFailedError } from './predict/source-failures.ts';
@@ -21,10 +23,8 @@ import { captureWebGpu } from './runtime/graph-capture-webgpu.ts';
 import { exportOnnx, type ExportOptions } from './export/onnx-export.ts';
 import { cpuSlowWarning, RECIPE_DTYPE, resolveRecipe, type CastRecipe } from './quantize/recipes.ts';
 import { precisionReport, type PrecisionReport } from './quantize/report.ts';
-import { Yolo9Network } from './models/yolo9/network.ts';
-import { loadYolo9StateDict } from './models/yolo9/family.ts';
 import { loadCheckpointFile } from './weights/checkpoint.ts';
-import { trainModel, type TrainOptions, type TrainResults } from './train/trainer.ts';
+import { loadMatchingTensors, trainModel, type TrainOptions, type TrainResults, type TrainRuntime } from './train/trainer.ts';
 import { lossAndGradients, releaseCheckSessions, type CheckOptions, type LossAndGradients, type PlainTensor } from './train/check.ts';
 
 /** Called once the source is resolved, before any image loads: a throw here refuses the call. */
@@ -229,7 +229,8 @@ export class LibreYOLOModel {
   }
 
   /**
-   * Runs the network on a prepared batch `[B,3,H,W]` (RGB, 0..1, letterboxed) and returns the raw
+   * Runs the network on a prepared batch `[B,3,H,W]` (the family's input layout, e.g. RGB 0..1
+   * letterboxed for YOLOv9) and returns the raw
    * output `[B,4+nc,anchors]`: the low-level entry point for parity checks and custom pipelines.
    */
   async forward(images: HostTensor): Promise<HostTensor> {
@@ -252,15 +253,14 @@ export class LibreYOLOModel {
    * `runs/train/<name>[N]/weights/{last,best}.pt`, `results.csv` and the run config; afterwards this
    * model carries the trained weights (best.pt, else last.pt), as in the original.
    */
-  async train(options: TrainOptions): Promise<TrainResults> {
+  async train(options: TrainOptions, runtime: TrainRuntime = {}): Promise<TrainResults> {
     this.ensureOpen();
-    const results = await trainModel(this, options);
+    const results = await trainModel(this, options, { warn: this.warn, ...runtime });
     const checkpoint = results.best_checkpoint ?? results.last_checkpoint;
-    if (checkpoint && this.network instanceof Yolo9Network) {
+    if (checkpoint && this.network) {
       const { stateDict, metadata } = await loadCheckpointFile(checkpoint);
-      const head = stateDict.get('head.cv3.0.2.weight') ?? stateDict.get('head.class_convs.0.2.weight');
-      if (head && head.dims[0] === this.network.nc) {
-        loadYolo9StateDict(this.network, stateDict);
+      const copied = loadMatchingTensors(this.network, stateDict);
+      if (copied.mismatched === 0) {
         if (metadata.names) Object.assign(this.names, metadata.names);
         await this.engine.releaseSessions(); // sessions rebuild from the new weights on next use
       } else {
@@ -272,16 +272,18 @@ export class LibreYOLOModel {
 
   /**
    * Loss components and the gradient of every parameter (by state_dict key) for one batch in train
-   * mode, without changing the weights: `images` `[B,3,H,W]` (RGB 0..1, letterboxed), `targets`
-   * `[B,M,5]` rows `[cls, x1, y1, x2, y2]` normalised to 0..1 (all-zero or class -1 rows are padding).
-   * `{ precision: 'float64' }` evaluates the same graph in exact float64 arithmetic on a worker thread (slow; debugging).
+   * mode, without changing the weights: `images` `[B,3,H,W]` in the family's network-input layout
+   * (YOLOv9: RGB 0..1; YOLOX: BGR 0..255; letterboxed), `targets` `[B,M,5]` rows
+   * `[cls, x1, y1, x2, y2]` normalised to 0..1 (all-zero or class -1 rows are padding).
+   * `{ precision: 'float64' }` evaluates the same graph in exact float64 arithmetic on a worker
+   * thread (slow; debugging); `{ switches: { use_l1: true } }` sets a family's loss switches.
    */
   async lossAndGradients(images: PlainTensor, targets: PlainTensor, options: CheckOptions = {}): Promise<LossAndGradients> {
     this.ensureOpen();
-    if (!(this.network instanceof Yolo9Network)) {
+    if (!this.network) {
       throw new LibreYOLOError('config_unsupported', 'lossAndGradients() needs a trainable model loaded from .pt or .safetensors weights (not an exported .onnx).');
     }
-    return lossAndGradients(this.network, this.device, images, targets, options);
+    return lossAndGradients(this.family, this.network, this.device, images, targets, options);
   }
 
   /** Releases the sessions and their worker thread. */
@@ -289,7 +291,7 @@ export class LibreYOLOModel {
     if (this.closed) return;
     this.closed = true;
     await this.release_graphs();
-    if (this.network instanceof Yolo9Network) await releaseCheckSessions(this.network);
+    if (this.network) await releaseCheckSessions(this.network);
     await this.engine.close();
   }
 
@@ -304,7 +306,7 @@ export class LibreYOLOModel {
   async quantize(options: QuantizeOptions): Promise<this> {
     this.ensureOpen();
     await this.release_graphs();
-    const recipe = resolveRecipe(options?.recipe, this.family.name, this.recipe ?? (this.loadedPrecision === 'fp32' ? null : this.loadedPrecision));
+    const recipe = resolveRecipe(options?.recipe, this.family, this.recipe ?? (this.loadedPrecision === 'fp32' ? null : this.loadedPrecision));
     if (this.device.kind === 'cpu') this.warn(cpuSlowWarning(recipe));
     await this.engine.setPrecision(RECIPE_DTYPE[recipe]);
     this.recipe = recipe;
@@ -347,6 +349,7 @@ export class LibreYOLOModel {
     this.ensureOpen();
     this.requireGraphSupport();
     const [h, w] = normalizeImgsz(options.imgsz, this.family.imgszStride, this.warn) ?? this.imgsz;
+    checkFamilyImgsz(this.family, [h, w]);
     const batch = options.batch ?? 1;
     if (!Number.isInteger(batch) || batch < 1) throw new LibreYOLOError('config_range_error', `batch must be a positive integer, got ${String(batch)}`);
     const dtype = options.dtype ?? 'float32';

@@ -7,14 +7,14 @@ import { describe, it } from 'node:test';
 import { isDeepStrictEqual } from 'node:util';
 import { generateSynthDataset } from '../src/data/synth.ts';
 import { LibreYOLO, type Results } from '../src/index.ts';
-import { createFreshModel } from '../src/train/trainer.ts';
+import { createFreshModel } from '../src/load.ts';
 import { loadCheckpointFile } from '../src/weights/checkpoint.ts';
 
 describe('model.train()', () => {
   it('writes last.pt and loads the trained weights back into the model', async () => {
     const tmp = mkdtempSync(join(tmpdir(), 'libreyolo-model-train-'));
     const { yaml } = await generateSynthDataset({ out: join(tmp, 'd'), seed: 2, train: 4, val: 2, imgsz: 64, classes: ['circle'], square: true });
-    const model = createFreshModel('t', { nc: 1 });
+    const model = createFreshModel('yolo9t', { nc: 1 });
     const tensors = (): Map<string, Float32Array | BigInt64Array> => new Map([...model.network!.namedTensors()].map(([k, p]) => [k, (p.value.data as Float32Array).slice()]));
     const before = tensors();
     try {

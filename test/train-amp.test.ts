@@ -54,10 +54,10 @@ describe('amp: float16 training graph with loss scaling', () => {
     net = yolo9Family.create({ size: 't', stateDict: (await loadCheckpointFile(DEFAULT_MODEL_PATH)).stateDict }) as Yolo9Network;
     const batch = await shapesBatch();
     const device = parseDevice('cpu');
-    const f32 = await TrainStep.create(net, { device, batch: BATCH, imgsz: [SIZE, SIZE], maxTargets: MAX_TARGETS });
+    const f32 = await TrainStep.create(yolo9Family, net, { device, batch: BATCH, imgsz: [SIZE, SIZE], maxTargets: MAX_TARGETS });
     full = await f32.run(batch);
     await f32.close();
-    const f16 = await TrainStep.create(net, { device, batch: BATCH, imgsz: [SIZE, SIZE], maxTargets: MAX_TARGETS, amp: true });
+    const f16 = await TrainStep.create(yolo9Family, net, { device, batch: BATCH, imgsz: [SIZE, SIZE], maxTargets: MAX_TARGETS, amp: true });
     try {
       half = await f16.run(batch);
       while (half.overflow && overflows < 8) {

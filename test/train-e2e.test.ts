@@ -12,7 +12,8 @@ import { before, describe, it } from 'node:test';
 import { generateSynthDataset } from '../src/data/synth.ts';
 import { LibreYOLO, type Results } from '../src/index.ts';
 import { readTrainingCheckpoint } from '../src/train/checkpoint.ts';
-import { createFreshModel, trainModel, type TrainResults } from '../src/train/trainer.ts';
+import { createFreshModel } from '../src/load.ts';
+import { trainModel, type TrainResults } from '../src/train/trainer.ts';
 import { readTorchCheckpoint } from '../src/weights/torch-checkpoint.ts';
 import { runCli } from './helpers/cli.ts';
 
@@ -50,7 +51,7 @@ describe('training end to end', () => {
     });
     root = synth.root;
     yaml = synth.yaml;
-    const model = createFreshModel('t');
+    const model = createFreshModel('yolo9t');
     const t0 = performance.now();
     try {
       results = await trainModel(model, {

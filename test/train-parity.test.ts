@@ -50,9 +50,9 @@ describe('training step parity with the original', () => {
   before(async () => {
     ref = readSafetensors(new Uint8Array(readFileSync(fixture('yolo9t_ref_train.safetensors'))), 'train fixture').tensors;
     net = yolo9Family.create({ size: 't', stateDict: (await loadCheckpointFile(fixture('yolo9t_ref.pt'))).stateDict }) as Yolo9Network;
-    ours = await lossAndGradients(net, parseDevice('cpu'), images(), targets());
+    ours = await lossAndGradients(yolo9Family, net, parseDevice('cpu'), images(), targets());
     const timer = setInterval(() => ticks++, 50);
-    exact = await lossAndGradients(net, parseDevice('cpu'), images(), targets(), { precision: 'float64' });
+    exact = await lossAndGradients(yolo9Family, net, parseDevice('cpu'), images(), targets(), { precision: 'float64' });
     clearInterval(timer);
   });
   after(async () => {
@@ -111,7 +111,7 @@ describe('training step parity with the original', () => {
 
   it('keeps the reference assignment under one-ulp input perturbations', async () => {
     for (const seed of [1, 2, 3]) {
-      const r = await lossAndGradients(net, parseDevice('cpu'), images(perturbed(images().data, seed)), targets());
+      const r = await lossAndGradients(yolo9Family, net, parseDevice('cpu'), images(perturbed(images().data, seed)), targets());
       assert.equal(r.numFg, 25);
       for (const [name, key] of LOSSES) assert.ok(Math.abs(r.loss[name] / scalar(key) - 1) <= 1e-4, `seed ${seed} ${key}: ${r.loss[name]} vs ${scalar(key)}`);
     }
@@ -130,6 +130,6 @@ describe('training step parity with the original', () => {
   });
 
   it('rejects an unknown precision', async () => {
-    await assert.rejects(lossAndGradients(net, parseDevice('cpu'), images(), targets(), { precision: 'float16' as never }), /precision must be 'float32' or 'float64'/);
+    await assert.rejects(lossAndGradients(yolo9Family, net, parseDevice('cpu'), images(), targets(), { precision: 'float16' as never }), /precision must be 'float32' or 'float64'/);
   });
 });

@@ -10,7 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { generateSynthDataset } from '../src/data/synth.ts';
-import { createFreshModel, trainModel } from '../src/train/trainer.ts';
+import { createFreshModel } from '../src/load.ts';
+import { trainModel } from '../src/train/trainer.ts';
 
 describe('patience (early stopping)', () => {
   const tmp = mkdtempSync(join(tmpdir(), 'libreyolo-patience-'));
@@ -25,7 +26,7 @@ describe('patience (early stopping)', () => {
   const run = async (name: string, patience: number): Promise<{ epochs: number; metrics: number[]; log: string }> => {
     let log = '';
     const stream = { write: (s: string) => { log += s; return true; }, isTTY: false } as unknown as NodeJS.WriteStream;
-    const results = await trainModel(createFreshModel('t'), {
+    const results = await trainModel(createFreshModel('yolo9t'), {
       data: yaml, epochs: 6, batch: 4, imgsz: 64, workers: 1, lr0: 1e-30, warmup_epochs: 0, momentum: 0, weight_decay: 0, ema: false,
       no_aug_epochs: 6, eval_interval: 1, patience, project: join(tmp, 'runs'), name, verbose: true, threads: 1,
     }, { warn: () => undefined, stream });

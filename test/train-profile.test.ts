@@ -13,6 +13,7 @@ import { before, describe, it } from 'node:test';
 import { generateSynthDataset } from '../src/data/synth.ts';
 import { yolo9Family } from '../src/models/yolo9/family.ts';
 import type { Yolo9Network } from '../src/models/yolo9/network.ts';
+import { TRAINING_MODEL_SOURCE } from '../src/load.ts';
 import { ProfileError } from '../src/profile/errors.ts';
 import type { ProfileAnalysis } from '../src/profile/schema.ts';
 import { PHASE_COLOURS } from '../src/profile/timeline-html.ts';
@@ -124,7 +125,7 @@ describe('libreyolo profile run', () => {
   it('--batch -1 fits ~70% of the device memory (the seed), then the window check applies to that batch', async () => {
     const lines: string[] = [];
     const err = await runTrainProfile({
-      data: small, weights: 'yolo9t', size: 't', batch: -1, imgsz: 64, workers: 0, amp: false, steps: 4, warmup: 2, repeat: 1,
+      data: small, weights: 'yolo9t', models: TRAINING_MODEL_SOURCE, size: 't', batch: -1, imgsz: 64, workers: 0, amp: false, steps: 4, warmup: 2, repeat: 1,
       device: 'cpu', project: join(tmp, 'runs', 'auto'), cwd: tmp, threads: 2, log: (l) => lines.push(l),
     }).then(() => null, (e: unknown) => e);
     assert.match(lines.join('\n'), /^AutoBatch: batch=\d+ fits 70% of [\d.]+ GB on cpu/m);
@@ -164,7 +165,7 @@ describe('auto-batch (batch=-1)', () => {
 
   it('measures real train steps on the CPU', async () => {
     const net = yolo9Family.create({ size: 't', nc: 2 }) as Yolo9Network;
-    const r = await probeAutoBatch(net, { device: parseDevice('cpu'), imgsz: 64, maxTargets: 16, probe: [1, 2] });
+    const r = await probeAutoBatch(yolo9Family, net, { device: parseDevice('cpu'), imgsz: 64, maxTargets: 16, probe: [1, 2] });
     assert.equal(r.points.length, 2);
     assert.ok(r.points[1]!.mb > r.points[0]!.mb, JSON.stringify(r.points));
     // 64 px images need little memory: the fit lands high, clamped to 1024 as the original

@@ -24,7 +24,7 @@ function batch(seed: number): TrainBatch {
 
 async function losses(preciseStats: boolean): Promise<number[]> {
   const net = yolo9Family.create({ size: 't', nc: 1 }) as Yolo9Network;
-  const step = await TrainStep.create(net, { device: parseDevice('cpu'), batch: 2, imgsz: [64, 64], maxTargets: 1, preciseStats });
+  const step = await TrainStep.create(yolo9Family, net, { device: parseDevice('cpu'), batch: 2, imgsz: [64, 64], maxTargets: 1, preciseStats });
   const optimizer = Optimizer.create(net.namedTensors(), { lr0: 0.01 });
   const out: number[] = [];
   try {

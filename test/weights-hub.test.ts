@@ -77,8 +77,8 @@ function rejectsWith(code: string, ...patterns: (RegExp | string)[]) {
 }
 
 test('weight names parse to size, task and canonical URL', () => {
-  assert.deepEqual(parseWeightName('LibreYOLO9t.pt'), { size: 't', taskSuffix: '', stem: 'LibreYOLO9t' });
-  assert.deepEqual(parseWeightName('weights/libreyolo9S-SEG.pt'), { size: 's', taskSuffix: '-seg', stem: 'LibreYOLO9s-seg' });
+  assert.deepEqual(parseWeightName('LibreYOLO9t.pt'), { family: 'yolo9', size: 't', taskSuffix: '', stem: 'LibreYOLO9t' });
+  assert.deepEqual(parseWeightName('weights/libreyolo9S-SEG.pt'), { family: 'yolo9', size: 's', taskSuffix: '-seg', stem: 'LibreYOLO9s-seg' });
   assert.equal(parseWeightName('LibreYOLO9x.pt'), null);
   assert.equal(parseWeightName('LibreYOLO9t.onnx'), null);
   assert.equal(weightsUrl('LibreYOLO9t'), 'https://huggingface.co/LibreYOLO/LibreYOLO9t/resolve/main/LibreYOLO9t.pt');

@@ -1,4 +1,5 @@
 /** The `libreyolo` command: wiring only (each command lives in commands/). */
+import { describeFamilies } from '../models/index.ts';
 import { Command, CommanderError } from 'commander';
 import { LibreYOLOError, type ErrorCode } from '../errors.ts';
 import { VERSION } from '../version.ts';
@@ -16,7 +17,8 @@ export function buildProgram(): Command {
   const program = new Command('libreyolo')
     .description('YOLO object detection for Node.js on ONNX Runtime')
     .version(VERSION, '--version')
-    .showSuggestionAfterError(true);
+    .showSuggestionAfterError(true)
+    .addHelpText('after', `\nModel families: ${describeFamilies()}.`);
   for (const cmd of [predictCommand(), exportCommand(), dataCommand(), profileCommand(), quantizeCommand(), valCommand(), trainCommand()]) program.addCommand(cmd);
   return program;
 }

@@ -9,11 +9,14 @@ import { ASSETS_DIR } from '../assets.ts';
 import { LibreYOLOError } from '../errors.ts';
 import { serializeModel } from '../graph/onnx.ts';
 import { convertPrecision } from '../graph/passes/precision.ts';
-import { buildInferenceGraph } from '../runtime/graph-engine.ts';
+import { keepFloatRegion } from '../runtime/engine.ts';
+import { buildExportGraph } from '../runtime/graph-engine.ts';
 import { VERSION } from '../version.ts';
 import { exportMetadata } from './metadata.ts';
 import type { LibreYOLOModel } from '../model.ts';
-import { defaultWarn, flag, normalizeImgsz, type Warn } from '../predict/options.ts';
+import { defaultWarn, flag, type Warn } from '../predict/options.ts';
+import { normalizeImgsz } from '../util/imgsz.ts';
+import { checkFamilyImgsz } from '../models/registry.ts';
 
 export interface ExportOptions {
   format: 'onnx' | string;
@@ -75,15 +78,17 @@ export async function exportOnnx(model: LibreYOLOModel, options: ExportOptions, 
   const batch = options.batch ?? 1;
   if (!Number.isInteger(batch) || batch < 1) throw new LibreYOLOError('config_range_error', `batch must be >= 1, got ${options.batch}`);
   const imgsz = normalizeImgsz(options.imgsz, model.family.imgszStride) ?? model.imgsz;
+  checkFamilyImgsz(model.family, imgsz);
   const dynamic = flag('dynamic', options.dynamic);
   const half = flag('half', options.half);
-  const graph = buildInferenceGraph(model.network, dynamic ? { batch: null, height: null, width: null } : { batch, height: imgsz[0], width: imgsz[1] });
+  const graph = buildExportGraph(model.network, dynamic ? { batch: null, height: null, width: null } : { batch, height: imgsz[0], width: imgsz[1] });
   // A quantized model exports what it runs: half inside, float32 at the boundary.
   const recipe = model.precision === 'fp32' ? null : model.precision;
   if (half && recipe) {
     throw new LibreYOLOError('config_conflict', `This model is already quantized to ${recipe}; export it without half=true (it keeps float32 inputs and outputs), or call dequantize() first.`);
   }
-  if (half) convertPrecision(graph, { dtype: 'float16', keepIO: false });
+  const region = keepFloatRegion(model.family.quantize?.keepFloat);
+  if (half) convertPrecision(graph, { dtype: 'float16', keepIO: false, ...(region ? { region } : {}) });
   else if (recipe) await model.engine.convertGraph(graph, opset);
   graph.name = `${model.family.name}_${model.size}`;
   graph.metadata = exportMetadata({

@@ -1,7 +1,9 @@
-/** Registers the built-in families (import for side effects). */
+/** The built-in families: one registry line each. Importing this module registers them. */
 import { registerFamily } from './registry.ts';
 import { yolo9Family } from './yolo9/family.ts';
 import { yoloxFamily } from './yolox/family.ts';
 
 registerFamily(yolo9Family);
 registerFamily(yoloxFamily);
+
+export * from './registry.ts';

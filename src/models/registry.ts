@@ -1,6 +1,9 @@
 /**
- * The family registry: how a model family plugs in. A family recognises its checkpoints, builds
- * its network (an emitting module tree) and declares its predict capabilities.
+ * The family registry and the family contract: everything that differs between detector families
+ * lives behind `ModelFamily` (one folder under src/models/<family>/ plus one registry line in
+ * models/index.ts). The predictor, trainer, step builder, checker, auto-batch, export, quantize,
+ * profiler, CLI and hub names ask the family; none of them names one. docs/families.md explains
+ * each field and how to add a family.
  */
 import type { GraphBuilder } from '../graph/builder.ts';
 import type { KeyLayout, Parameter } from '../graph/module.ts';
@@ -36,6 +39,35 @@ export const DEFAULT_CAPABILITIES: FamilyCapabilities = {
   TTA_SCALES: [1.0],
 };
 
+/**
+ * How an image becomes the network input (implemented once, in predict/preprocess.ts, for predict,
+ * tiling, TTA and validation; the trainer converts its batches with the same spec):
+ * `letterbox` keeps the aspect ratio and pads right/bottom with `pad`; `stretch` resizes to the
+ * input size ignoring the aspect ratio. Values are `(pixel * scale - mean) / std` per channel, in
+ * `channels` order. Boxes map back by dividing x by the x ratio and y by the y ratio.
+ */
+export interface PreprocessSpec {
+  resize: 'letterbox' | 'stretch';
+  /** Padding pixel value (0..255), letterbox only. */
+  pad: number;
+  channels: 'rgb' | 'bgr';
+  /** Multiplies 0..255 pixel values: 1/255 gives 0..1, 1 keeps 0..255. */
+  scale: number;
+  /** Per-channel mean and std (in `channels` order) applied after `scale`; none by default. */
+  mean?: readonly [number, number, number];
+  std?: readonly [number, number, number];
+}
+
+/** YOLOv9's input (and the default): top-left letterbox, pad 114, RGB, 0..1. */
+export const LETTERBOX_RGB_UNIT: PreprocessSpec = { resize: 'letterbox', pad: 114, channels: 'rgb', scale: 1 / 255 };
+
+/**
+ * How detections come out of the predict output `[B, 4+nc, A]` (x1,y1,x2,y2 in network-input pixels,
+ * then per-class scores): greedy NMS per class (or across classes with `agnostic`), or the NMS-free
+ * DETR selection of the `k` best (query, class) pairs (predict/postprocess.ts implements both).
+ */
+export type PostprocessSpec = { kind: 'nms'; agnostic: boolean } | { kind: 'topk'; k: number };
+
 export interface InferenceEmitOptions {
   batch: number | null;
   height: number | null;
@@ -51,8 +83,10 @@ export interface PreprocessPlan {
   /** `[1, C, H, W]` */
   dims: number[];
   dtype: 'float32';
-  /** Canvas pixels per original pixel (boxes go back by dividing by it; padding is right/bottom). */
+  /** Canvas pixels per original pixel along x (boxes go back by dividing by it; padding is right/bottom). */
   ratio: number;
+  /** Along y when it differs from `ratio` (resize-stretch). */
+  ratioY?: number;
   write(out: Float32Array, offset: number): void;
 }
 
@@ -80,27 +114,107 @@ export interface DetectionNetwork {
    * images of one chunk would change each other's results.
    */
   training?: boolean;
+  /** The predict graph: input `images`, output `output` `[B, 4+nc, A]` (see PostprocessSpec). */
   emitInference(b: GraphBuilder, opts: InferenceEmitOptions): void;
+  /** The exported graph when it differs from the predict graph (the original's export layout). */
+  emitExport?(b: GraphBuilder, opts: InferenceEmitOptions): void;
   namedTensors(layout?: KeyLayout): Iterable<[string, Parameter]>;
   parameterCount(): number;
 }
 
+/** The static shape of one training step (the loss graph is built per shape). */
+export interface TrainShape {
+  batch: number;
+  height: number;
+  width: number;
+  /** Target rows per image (padding included). */
+  maxTargets: number;
+}
+
+/**
+ * The values the trainer's graph hands to a family's loss: `images` in the family's input layout,
+ * `targets` `[B, M, 5]` rows `[cls, x1, y1, x2, y2]` normalised 0..1 (rows with cls < 0 or all zeros
+ * are padding), the host assignment's inputs by name, and each switch as a float32 scalar 0/1.
+ */
+export interface LossInputs {
+  images: string;
+  targets: string;
+  assigned: Readonly<Record<string, string>>;
+  switches: Readonly<Record<string, string>>;
+}
+
+/** Scalar graph values: the loss to differentiate, its logged components, foreground per image. */
+export interface LossValues {
+  total: string;
+  components: Record<string, string>;
+  numFg: string;
+}
+
+export interface HostTensorSpec {
+  dtype: 'float32' | 'int64';
+  dims: number[];
+}
+
+/**
+ * Target assignment on the host, between the forward and the loss graph (SimOTA, Hungarian
+ * matching): the step runs `emitPredictions` as a forward-only train-mode graph, calls `assign`
+ * on its outputs, and feeds the result to the loss graph, whose `LossInputs.assigned` names them.
+ */
+export interface HostAssigner {
+  /** Predictions the assignment reads: graph values (float32) with their dims, by output name. */
+  emitPredictions(b: GraphBuilder, network: DetectionNetwork, images: string, shape: TrainShape): Record<string, { value: string; dims: number[] }>;
+  /** The loss graph's assignment inputs, with their shapes. */
+  inputs(shape: TrainShape, nc: number): Record<string, HostTensorSpec>;
+  /** The assignment for one batch (`targets` as LossInputs describes them). */
+  assign(predictions: Record<string, HostTensor>, targets: HostTensor, shape: TrainShape, nc: number): Record<string, HostTensor>;
+}
+
+/** What a trainable family gives the trainer. */
+export interface TrainingHooks {
+  /** Logged loss components, in display order (`box`, `dfl`, `cls`; results.csv `train/<name>_loss`). */
+  lossNames: readonly string[];
+  /** Train-mode forward + loss (`b.training` is set, BatchNorm emits running-stat outputs). */
+  emitLoss(b: GraphBuilder, network: DetectionNetwork, inputs: LossInputs, shape: TrainShape): LossValues;
+  /** Host-side assignment; absent when the assignment is part of `emitLoss` (in-graph). */
+  assigner?: HostAssigner;
+  /** Loss switches (scalar inputs, 0 or 1) with the value they take in `epoch` of `epochs`. */
+  switches?(epoch: number, cfg: { epochs: number; no_aug_epochs: number }): Record<string, boolean>;
+  /** Training defaults over the core's (TRAIN_DEFAULTS); explicit options still win. */
+  defaults: Readonly<Record<string, unknown>>;
+  /** A network whose class layers fit `nc`, the other tensors taken from `stateDict` (the original's rebuild). */
+  adaptClasses(stateDict: StateDict, size: string, nc: number, seed: number): DetectionNetwork;
+  /** Re-seeds the fresh initialisation of a network `create` made. */
+  initialize(network: DetectionNetwork, seed: number): void;
+}
+
+/** How exported ONNX files without LibreYOLO metadata are recognised, and read when their output differs. */
+export interface OnnxRecognition {
+  /** Class count if an output of these dims (for an `h x w` input) is this family's export, else null. */
+  classCount(outputDims: readonly number[], hw: [number, number]): number | null;
+  /** Converts the file's output to the predict layout `[B, 4+nc, A]` (absent: it already is). */
+  toPredictLayout?(output: HostTensor): HostTensor;
+}
+
 export interface ModelFamily {
   readonly name: string;
-  /** File-name prefix of published weights (`LibreYOLO9` -> `LibreYOLO9t.pt`). */
+  /** Human name used in messages (`YOLOv9`). */
+  readonly displayName: string;
+  /** File-name prefix of published weights (`LibreYOLO9` -> `LibreYOLO9t.pt`, hub repo `LibreYOLO/LibreYOLO9t`). */
   readonly filenamePrefix: string;
+  /** Task suffixes of published weights (`-seg` in `LibreYOLO9t-seg.pt`); default `['']`. */
+  readonly weightTaskSuffixes?: readonly string[];
   readonly sizes: readonly string[];
   readonly defaultImgsz: number;
   /** Input sizes must be multiples of this. */
   readonly imgszStride: number;
+  /** Square input sides the family accepts (fixed-size DETRs); absent: any multiple of `imgszStride`. */
+  readonly fixedImgsz?: readonly number[];
   readonly capabilities: FamilyCapabilities;
   /**
    * Input side per size, for families whose sizes differ (the checkpoint's `imgsz` is then not
    * read); default `defaultImgsz`, or the checkpoint's `imgsz`.
    */
   readonly inputSizes?: Readonly<Record<string, number>>;
-  /** Custom preprocessing; default: letterbox to the input size (see predict/preprocess.ts). */
-  preprocess?(image: RgbImage, size: [number, number]): PreprocessPlan;
   /**
    * Candidate boxes of one image from its `[rows, cols]` slot (at `offset`) of the network output,
    * by the family's own scoring and box mapping; per-class NMS at `iou`, score order, `max_det`
@@ -108,6 +222,17 @@ export interface ModelFamily {
    * class-score layout with multi-label thresholding (predict/postprocess.ts).
    */
   candidates?(output: Float32Array, offset: number, rows: number, cols: number, opts: CandidateOptions): DetectionSet;
+  /** Network input layout (default LETTERBOX_RGB_UNIT). */
+  readonly input?: PreprocessSpec;
+  /** Decode of the predict output (default per-class NMS). */
+  readonly postprocess?: PostprocessSpec;
+  /** Fully custom preprocessing (e.g. PIL's antialiased resize); overrides `input` for predict. */
+  preprocess?(image: RgbImage, size: [number, number]): PreprocessPlan;
+  /** Quantize fp16/bf16 is supported; node-name fragments listed here stay float32. */
+  readonly quantize?: { keepFloat: readonly string[] };
+  /** Training; absent: the family predicts only. */
+  readonly train?: TrainingHooks;
+  readonly onnx?: OnnxRecognition;
   canLoad(keys: readonly string[]): boolean;
   detectSize(stateDict: StateDict): string | null;
   /** Builds a network; with a state dict, shaped from and loaded with it. */
@@ -134,6 +259,39 @@ export function getFamily(name: string): ModelFamily {
 
 export function listFamilies(): readonly ModelFamily[] {
   return families;
+}
+
+/** One line per family for help texts: `yolo9 (YOLOv9: t, s, m, c)`. */
+export function describeFamilies(): string {
+  return families.map((f) => `${f.name} (${f.displayName}: ${f.sizes.join(', ')})`).join('; ');
+}
+
+/** The default input side of a size. */
+export function familyImgsz(family: ModelFamily, size: string): number {
+  return family.inputSizes?.[size] ?? family.defaultImgsz;
+}
+
+export function inputSpec(family: ModelFamily): PreprocessSpec {
+  return family.input ?? LETTERBOX_RGB_UNIT;
+}
+
+export function postprocessSpec(family: ModelFamily): PostprocessSpec {
+  return family.postprocess ?? { kind: 'nms', agnostic: false };
+}
+
+/** Refuses an input size a fixed-size family does not run, with the sizes it does. */
+export function checkFamilyImgsz(family: ModelFamily, [h, w]: readonly [number, number]): void {
+  const fixed = family.fixedImgsz;
+  if (!fixed || (h === w && fixed.includes(h))) return;
+  throw new LibreYOLOError('invalid_imgsz',
+    `${family.name} models run at ${fixed.map((s) => `${s}x${s}`).join(' or ')} only, got ${h}x${w}. Pass imgsz=${fixed[0]} (or leave imgsz unset).`);
+}
+
+/** The family's training hooks, or a clear error for a family that cannot train. */
+export function trainingHooks(family: ModelFamily): TrainingHooks {
+  if (family.train) return family.train;
+  const trainable = families.filter((f) => f.train).map((f) => f.name);
+  throw new LibreYOLOError('config_unsupported', `Training is not implemented for ${family.name} models; trainable families: ${trainable.join(', ') || 'none'}.`);
 }
 
 /** Family for a state dict: metadata family first (if its keys fit), then the first that can load it. */

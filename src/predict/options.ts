@@ -5,8 +5,12 @@
 import { LibreYOLOError } from '../errors.ts';
 import { normalizeGraphMode, type GraphMode } from '../runtime/graph-capture.ts';
 import { MATCH_METRICS, MERGE_TYPES, parseChoice, type MergeRule } from './tile-merge.ts';
-import { limit, raiseAdvice } from '../util/limits.ts';
 import { checkOverlapRatio } from './tiling.ts';
+import { defaultWarn, type Warn } from '../util/warn.ts';
+import { checkImgszLimit, normalizeImgsz } from '../util/imgsz.ts';
+
+// Re-exported for callers that imported them from here before they moved to util/.
+export { checkImgszLimit, defaultWarn, normalizeImgsz, type Warn };
 
 export interface PredictOptions {
   /** Confidence threshold (strictly greater passes). Default 0.25. */
@@ -102,9 +106,6 @@ export const HALF_NOTICE = 'half=true changes nothing here: a model runs in the 
   + '(float32 for .pt and .safetensors weights; an exported .onnx keeps its own). For float16, export with half=true '
   + "(export({ half: true }), `libreyolo export format=onnx half=true`) or quantize (quantize({ recipe: 'fp16' }), `libreyolo quantize recipe=fp16`).";
 
-export type Warn = (message: string) => void;
-export const defaultWarn: Warn = (m) => process.emitWarning(m, { code: 'LIBREYOLO' });
-
 function finiteUnit(name: string, v: unknown): number {
   if (typeof v !== 'number' || !Number.isFinite(v) || v < 0 || v > 1) {
     throw new LibreYOLOError('config_range_error', `${name} must be finite and in [0.0, 1.0], got ${String(v)}`);
@@ -116,33 +117,6 @@ function positiveInt(name: string, v: unknown): number {
   if (typeof v !== 'number' || !Number.isInteger(v)) throw new LibreYOLOError('config_type_error', `${name} must be an integer, got ${String(v)}`);
   if (v < 1) throw new LibreYOLOError('config_range_error', `${name} must be positive, got ${v}`);
   return v;
-}
-
-/**
- * Refuses an input side over the `imgsz` limit (default 4096) before anything is allocated: the input
- * tensor and activations grow with its square, so 20000 would need tens of GB.
- */
-export function checkImgszLimit(sides: readonly number[], given: unknown = sides.length === 1 ? sides[0] : sides): void {
-  const max = limit('imgsz');
-  if (sides.every((x) => x <= max)) return;
-  throw new LibreYOLOError('invalid_imgsz',
-    `imgsz ${typeof given === 'string' ? given : JSON.stringify(given)} is over the maximum of ${max} per side (memory grows with the square of imgsz). ` +
-    `Use a smaller imgsz, or tiling=true to run a large image as tiles. ${raiseAdvice('imgsz')}`);
-}
-
-/** `imgsz` as `[h, w]`, each rounded up to the model's stride (with a warning). */
-export function normalizeImgsz(v: unknown, stride: number, warn: Warn = defaultWarn): [number, number] | null {
-  if (v === undefined || v === null) return null;
-  const pair = typeof v === 'number' ? [v, v] : Array.isArray(v) && v.length === 2 ? v : null;
-  if (!pair || !pair.every((x) => typeof x === 'number' && Number.isInteger(x) && x > 0)) {
-    throw new LibreYOLOError('invalid_imgsz', `imgsz must be a positive integer or an [height, width] pair of positive integers, got ${JSON.stringify(v)}`);
-  }
-  checkImgszLimit(pair as number[], v);
-  const rounded = pair.map((x: number) => Math.ceil(x / stride) * stride) as [number, number];
-  if (rounded[0] !== pair[0] || rounded[1] !== pair[1]) {
-    warn(`imgsz ${JSON.stringify(v)} is not a multiple of ${stride}; using [${rounded.join(', ')}].`);
-  }
-  return rounded;
 }
 
 export function normalizeClasses(v: unknown, names: Record<number, string>): number[] | null {

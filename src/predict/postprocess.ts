@@ -19,8 +19,14 @@ export interface PostprocessOptions {
   iou: number;
   maxDet: number;
   classes?: readonly number[] | null;
-  /** letterbox ratio (canvas px per original px) */
+  /** letterbox ratio (canvas px per original px); along x when `ratioY` is set */
   ratio: number;
+  /** y ratio of a resize-stretch input (default: `ratio`) */
+  ratioY?: number;
+  /** NMS across classes instead of per class */
+  agnostic?: boolean;
+  /** NMS-free: keep the `topk` best (query, class) pairs instead of running NMS */
+  topk?: number;
   origWidth: number;
   origHeight: number;
 }
@@ -174,11 +180,13 @@ function* bestFirst(cand: Candidates, mask: Uint8Array | null, A: number, nc: nu
 function detect(out: Float32Array, offset: number, A: number, nc: number, opts: PostprocessOptions, maxDet: number): Detections {
   const cand = collect(out, offset, A, nc, f32(opts.conf));
   const mask = capMask(cand, nc, Math.max(maxDet, MAX_CANDIDATES));
-  const r = f32(opts.ratio);
+  const r = f32(opts.ratio), ry = f32(opts.ratioY ?? opts.ratio);
   const W = opts.origWidth, H = opts.origHeight;
   const iouThr = opts.iou;
   const cap = Math.max(0, Math.min(maxDet, cand.count));
-  // Kept boxes, with a per-class linked list (head[c] -> next[k]) so a candidate meets only its class.
+  // Kept boxes, with a per-class linked list (head[c] -> next[k]) so a candidate meets only its class;
+  // class-agnostic NMS keeps one list for all classes.
+  const group = (c: number): number => (opts.agnostic ? 0 : c);
   const X1 = new Float32Array(cap), Y1 = new Float32Array(cap), X2 = new Float32Array(cap), Y2 = new Float32Array(cap), AR = new Float32Array(cap);
   const conf = new Float32Array(cap), cls = new Float32Array(cap);
   const next = new Int32Array(cap), head = new Int32Array(nc).fill(-1);
@@ -187,14 +195,14 @@ function detect(out: Float32Array, offset: number, A: number, nc: number, opts: 
   walk: for (const { anchors, classes } of cap > 0 ? bestFirst(cand, mask, A, nc, 8 * cap) : []) {
     for (let k = 0; k < anchors.length; k++) {
       const a = anchors[k]!, c = classes[k]!;
-      let x1 = f32(out[offset + a]! / r), y1 = f32(out[offset + A + a]! / r);
-      let x2 = f32(out[offset + 2 * A + a]! / r), y2 = f32(out[offset + 3 * A + a]! / r);
+      let x1 = f32(out[offset + a]! / r), y1 = f32(out[offset + A + a]! / ry);
+      let x2 = f32(out[offset + 2 * A + a]! / r), y2 = f32(out[offset + 3 * A + a]! / ry);
       x1 = Math.min(Math.max(x1, 0), W); x2 = Math.min(Math.max(x2, 0), W);
       y1 = Math.min(Math.max(y1, 0), H); y2 = Math.min(Math.max(y2, 0), H);
       if (!(x2 > x1) || !(y2 > y1)) continue;
       const area = f32(f32(x2 - x1) * f32(y2 - y1));
       let suppressed = false;
-      for (let j = head[c]!; j >= 0; j = next[j]!) {
+      for (let j = head[group(c)]!; j >= 0; j = next[j]!) {
         // Boxes that do not overlap have IoU 0, which never exceeds the threshold: no arithmetic for them.
         if (X1[j]! >= x2 || X2[j]! <= x1 || Y1[j]! >= y2 || Y2[j]! <= y1) continue;
         const w = Math.max(0, f32(Math.min(X2[j]!, x2) - Math.max(X1[j]!, x1)));
@@ -206,8 +214,8 @@ function detect(out: Float32Array, offset: number, A: number, nc: number, opts: 
       X1[kept] = x1; Y1[kept] = y1; X2[kept] = x2; Y2[kept] = y2; AR[kept] = area;
       conf[kept] = out[offset + (4 + c) * A + a]!;
       cls[kept] = c;
-      next[kept] = head[c]!;
-      head[c] = kept;
+      next[kept] = head[group(c)]!;
+      head[group(c)] = kept;
       kept++;
       if (kept === cap) break walk;
     }
@@ -215,6 +223,43 @@ function detect(out: Float32Array, offset: number, A: number, nc: number, opts: 
   const xyxy = new Float32Array(kept * 4);
   for (let k = 0; k < kept; k++) { xyxy[4 * k] = X1[k]!; xyxy[4 * k + 1] = Y1[k]!; xyxy[4 * k + 2] = X2[k]!; xyxy[4 * k + 3] = Y2[k]!; }
   return { xyxy, conf: conf.slice(0, kept), cls: cls.slice(0, kept) };
+}
+
+/** Un-letterboxed box of anchor `a`, clamped to the image; false when it is degenerate. */
+function unmapBox(out: Float32Array, offset: number, A: number, a: number, rx: number, ry: number, W: number, H: number, dst: Float32Array, o: number): boolean {
+  let x1 = f32(out[offset + a]! / rx), y1 = f32(out[offset + A + a]! / ry);
+  let x2 = f32(out[offset + 2 * A + a]! / rx), y2 = f32(out[offset + 3 * A + a]! / ry);
+  x1 = Math.min(Math.max(x1, 0), W); x2 = Math.min(Math.max(x2, 0), W);
+  y1 = Math.min(Math.max(y1, 0), H); y2 = Math.min(Math.max(y2, 0), H);
+  if (!(x2 > x1) || !(y2 > y1)) return false;
+  dst[o] = x1; dst[o + 1] = y1; dst[o + 2] = x2; dst[o + 3] = y2;
+  return true;
+}
+
+/**
+ * NMS-free selection (DETR families): the `k` best (query, class) scores over all pairs, ties to the
+ * lower query-major index `a * nc + c`; then the conf threshold, un-mapping, clamping and max_det.
+ */
+function selectTopK(out: Float32Array, offset: number, A: number, nc: number, opts: PostprocessOptions, k: number, maxDet: number): Detections {
+  const total = A * nc;
+  const order = new Int32Array(total);
+  for (let t = 0; t < total; t++) order[t] = t;
+  const scoreAt = (t: number): number => out[offset + (4 + (t % nc)) * A + Math.floor(t / nc)]!;
+  const sorted = Array.from(order).sort((p, q) => (scoreAt(q) - scoreAt(p)) || (p - q)).slice(0, Math.min(k, total));
+  const rx = f32(opts.ratio), ry = f32(opts.ratioY ?? opts.ratio);
+  const thr = f32(opts.conf);
+  const box = new Float32Array(4);
+  const rows: Array<{ xyxy: Float32Array; conf: number; cls: number }> = [];
+  for (const t of sorted) {
+    const s = scoreAt(t);
+    if (!(s > thr)) continue;
+    if (!unmapBox(out, offset, A, Math.floor(t / nc), rx, ry, opts.origWidth, opts.origHeight, box, 0)) continue;
+    rows.push({ xyxy: box.slice(), conf: s, cls: t % nc });
+    if (rows.length >= maxDet) break;
+  }
+  const det: Detections = { xyxy: new Float32Array(rows.length * 4), conf: new Float32Array(rows.length), cls: new Float32Array(rows.length) };
+  rows.forEach((r, j) => { det.xyxy.set(r.xyxy, j * 4); det.conf[j] = r.conf; det.cls[j] = r.cls; });
+  return det;
 }
 
 /** Keeps rows whose class is listed, then the first `maxDet` of them (rows are already score-ordered). */
@@ -245,7 +290,10 @@ export function postprocessDetections(
   if (offset < 0 || output.length < need) {
     throw new RangeError(`postprocess: output holds ${output.length} floats, need ${need} (offset ${offset}, [${4 + nc}, ${numAnchors}])`);
   }
-  if (opts.classes == null) return detect(output, offset, numAnchors, nc, opts, opts.maxDet);
-  const det = detect(output, offset, numAnchors, nc, opts, Math.max(opts.maxDet, CLASS_FILTER_MIN_DET));
+  const run = (maxDet: number): Detections => (opts.topk !== undefined
+    ? selectTopK(output, offset, numAnchors, nc, opts, opts.topk, maxDet)
+    : detect(output, offset, numAnchors, nc, opts, maxDet));
+  if (opts.classes == null) return run(opts.maxDet);
+  const det = run(Math.max(opts.maxDet, CLASS_FILTER_MIN_DET));
   return filterClasses(det, opts.classes, opts.maxDet);
 }

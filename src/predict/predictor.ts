@@ -8,10 +8,10 @@ import { performance } from 'node:perf_hooks';
 import type { RgbImage } from '../data/image.ts';
 import type { SourceItem } from '../data/sources.ts';
 import type { HostTensor } from '../graph/tensor.ts';
-import type { ModelFamily } from '../models/registry.ts';
+import { checkFamilyImgsz, postprocessSpec, type ModelFamily } from '../models/registry.ts';
 import type { ForwardResult } from '../runtime/engine.ts';
 import { span } from '../runtime/spans.ts';
-import type { Warn } from './options.ts';
+import type { Warn } from '../util/warn.ts';
 import type { ResolvedPredictOptions } from './options.ts';
 import { useStackedPath } from './batching.ts';
 import { emptyDetections, familyDetections, mergeDetections, truncate } from './merge.ts';
@@ -53,11 +53,19 @@ function pipelineCtx(ctx: PredictContext, eager = false): PipelineContext {
   return { family: ctx.family, forward: eager ? ctx.eagerForward : ctx.forward, acceptsBatch: (b) => ctx.acceptsBatch(b) };
 }
 
+/** The family's decode choice as postprocess options. */
+function postprocessKind(family: ModelFamily): { agnostic?: boolean; topk?: number } {
+  const spec = postprocessSpec(family);
+  return spec.kind === 'topk' ? { topk: spec.k } : spec.agnostic ? { agnostic: true } : {};
+}
+
 /** Detections of one image from its slot of the raw output. */
 function detectionsOf<T>(ctx: PredictContext, o: ImageOutput<T>, opts: { conf: number; iou: number; maxDet: number; classes: number[] | null }): Detections {
   const post = {
     conf: opts.conf, iou: opts.iou, maxDet: opts.maxDet, classes: opts.classes,
     ratio: o.plan.ratio, origWidth: o.image.width, origHeight: o.image.height,
+    ...(o.plan.ratioY !== undefined ? { ratioY: o.plan.ratioY } : {}),
+    ...postprocessKind(ctx.family),
   };
   const family = ctx.family;
   return span('nms', 'postprocess', () => family.candidates
@@ -216,6 +224,7 @@ async function* predictItems(
   ctx: PredictContext, items: SourceItem[], opts: ResolvedPredictOptions, isBatch: boolean, onLoadError: LoadErrorHandler<ItemMeta> | undefined,
 ): AsyncGenerator<Results> {
   const size = opts.imgsz ?? ctx.inputSize;
+  checkFamilyImgsz(ctx.family, size);
   const caps = ctx.family.capabilities;
   if (opts.tiling && tilingMode(ctx.task) === 'tile') {
     tileSize(size); // a rectangular imgsz is refused before any image is read

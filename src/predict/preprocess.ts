@@ -1,21 +1,84 @@
-/** Per-image network input plans: the family's own preprocessing, or the default letterbox. */
+/**
+ * Per-image network input plans from the family's input spec (letterbox or resize-stretch, channel
+ * order, scale, mean/std), or the family's own preprocessing when it brings one. The trainer turns
+ * its RGB 0..1 batches into the same layout with `toNetworkLayout`.
+ */
 import type { RgbImage } from '../data/image.ts';
-import { letterboxGeometry, letterboxInto } from '../data/letterbox.ts';
-import type { ModelFamily, PreprocessPlan } from '../models/registry.ts';
+import { letterboxGeometry, letterboxInto, PAD_VALUE, resizeBilinear } from '../data/letterbox.ts';
+import { inputSpec, LETTERBOX_RGB_UNIT, type ModelFamily, type PreprocessPlan, type PreprocessSpec } from '../models/registry.ts';
 
-/** Letterbox onto the `[h, w]` canvas (top-left, 114 padding): every image gets the same shape. */
-export function letterboxPlan(image: RgbImage, size: [number, number]): PreprocessPlan {
+/** Whether values must be rewritten after the RGB 0..1 letterbox (YOLOv9's layout needs nothing). */
+function needsTransform(spec: PreprocessSpec): boolean {
+  return spec.channels !== 'rgb' || spec.scale !== LETTERBOX_RGB_UNIT.scale || spec.mean !== undefined || spec.std !== undefined;
+}
+
+/**
+ * Rewrites one `[3, plane]` RGB 0..1 slot (values exactly u8/255 in float32) into the spec's layout.
+ * The u8 value is recovered exactly (round(v * 255)) so 0..255 inputs hold whole numbers.
+ */
+export function transformSlot(out: Float32Array, offset: number, plane: number, spec: PreprocessSpec): void {
+  if (!needsTransform(spec)) return;
+  const order = spec.channels === 'bgr' ? [2, 1, 0] : [0, 1, 2];
+  const src = out.slice(offset, offset + 3 * plane);
+  for (let c = 0; c < 3; c++) {
+    const from = order[c]! * plane;
+    const to = offset + c * plane;
+    const m = spec.mean?.[c] ?? 0;
+    const s = spec.std?.[c] ?? 1;
+    for (let k = 0; k < plane; k++) out[to + k] = (Math.round(src[from + k]! * 255) * spec.scale - m) / s;
+  }
+}
+
+/** Converts a `[B, 3, H, W]` RGB 0..1 batch (the data loader's) in place to the family's input layout. */
+export function toNetworkLayout(data: Float32Array, dims: readonly number[], spec: PreprocessSpec): void {
+  const [b, , h, w] = dims as [number, number, number, number];
+  const plane = h * w;
+  for (let i = 0; i < b; i++) transformSlot(data, i * 3 * plane, plane, spec);
+}
+
+function fillPad(out: Float32Array, offset: number, [inH, inW]: [number, number], w: number, h: number, value: number): void {
+  const plane = inH * inW;
+  for (let c = 0; c < 3; c++) {
+    const p = offset + c * plane;
+    if (w < inW) for (let j = 0; j < h; j++) out.fill(value, p + j * inW + w, p + (j + 1) * inW);
+    if (h < inH) out.fill(value, p + h * inW, p + plane);
+  }
+}
+
+/** Letterbox onto the `[h, w]` canvas (top-left, padded right/bottom): every image gets the same shape. */
+export function letterboxPlan(image: RgbImage, size: [number, number], spec: PreprocessSpec = LETTERBOX_RGB_UNIT): PreprocessPlan {
   const [h, w] = size;
   return {
     dims: [1, 3, h, w],
     dtype: 'float32',
     ratio: letterboxGeometry(image.width, image.height, h, w).ratio,
-    write: (out, offset) => { letterboxInto(image, size, out, offset); },
+    write: (out, offset) => {
+      const info = letterboxInto(image, size, out, offset);
+      if (spec.pad !== PAD_VALUE) fillPad(out, offset, size, info.newWidth, info.newHeight, Math.fround(spec.pad / 255));
+      transformSlot(out, offset, h * w, spec);
+    },
+  };
+}
+
+/** Resize to exactly `[h, w]` ignoring the aspect ratio (OpenCV INTER_LINEAR arithmetic); x and y ratios differ. */
+export function stretchPlan(image: RgbImage, size: [number, number], spec: PreprocessSpec): PreprocessPlan {
+  const [h, w] = size;
+  return {
+    dims: [1, 3, h, w],
+    dtype: 'float32',
+    ratio: w / image.width,
+    ratioY: h / image.height,
+    write: (out, offset) => {
+      letterboxInto(resizeBilinear(image, w, h), size, out, offset);
+      transformSlot(out, offset, h * w, spec);
+    },
   };
 }
 
 export function planFor(family: ModelFamily, image: RgbImage, size: [number, number]): PreprocessPlan {
-  return family.preprocess ? family.preprocess(image, size) : letterboxPlan(image, size);
+  if (family.preprocess) return family.preprocess(image, size);
+  const spec = inputSpec(family);
+  return spec.resize === 'stretch' ? stretchPlan(image, size, spec) : letterboxPlan(image, size, spec);
 }
 
 export function planLength(plan: PreprocessPlan): number {

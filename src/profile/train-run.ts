@@ -22,15 +22,14 @@ import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { LibreYOLOError } from '../errors.ts';
 import { ensureDataset, loadDatasetConfig, loadSplit } from '../data/dataset.ts';
-import { LibreYOLO } from '../load.ts';
+import type { LoadOptions } from '../load.ts';
 import type { LibreYOLOModel } from '../model.ts';
-import { Yolo9Network } from '../models/yolo9/network.ts';
 import type { Device } from '../runtime/device.ts';
 import { setSpanRecorder, type HostSpan, type SpanRecorder } from '../runtime/spans.ts';
 import { probeAutoBatch } from '../train/autobatch.ts';
 import { TRAIN_DEFAULTS } from '../train/config.ts';
 import type { StepRunner } from '../train/runner.ts';
-import { createFreshModel, trainModel, type TrainPhase, type TrainProfiler, type TrainRuntime } from '../train/trainer.ts';
+import type { TrainPhase, TrainProfiler, TrainRuntime } from '../train/trainer.ts';
 import { writeFileAtomic } from '../util/fs.ts';
 import { aggregateRunTrials, RUN_REPEAT_FILE } from './aggregate.ts';
 import { writeChromeTrace, type StepRecord } from './chrome-trace.ts';
@@ -436,9 +435,23 @@ export function trainProfilerFactory(options: { trace?: boolean; singleEpoch?: b
   });
 }
 
+/**
+ * How `profile run` gets its model (the CLI passes load.ts's functions; injected so the profiler,
+ * which the trainer loads for `profile=True`, does not depend on the loader and facade).
+ */
+export interface ModelSource {
+  /** Fresh names (`yolo9t`) or weights, as `libreyolo train model=` takes them. */
+  load(weights: string, options: LoadOptions): Promise<LibreYOLOModel>;
+  /** Fresh weights of a family and size (`yolo9t`). */
+  fresh(name: string, options: { device?: string }): LibreYOLOModel;
+  /** Family and size of a published weights name, else null. */
+  parseName(weights: string): { family: string; size: string } | null;
+}
+
 export interface TrainRunOptions {
   data: string;
   weights: string;
+  models: ModelSource;
   /**
    * `weights` is the command's default (LibreYOLO9t.pt), not the user's choice: when it cannot be
    * had (offline), fresh weights of the same size stand in, with a warning. A training profile times
@@ -481,19 +494,17 @@ function asProfileError(err: unknown): unknown {
   return new ProfileError(err.suggestion && !err.message.includes(err.suggestion) ? `${err.message}\n${err.suggestion}` : err.message, code);
 }
 
-const FRESH = /^yolo9-?([tsmc])$/i;
-
 async function loadWeights(o: TrainRunOptions, device: Device): Promise<LibreYOLOModel> {
-  const fresh = FRESH.exec(o.weights);
-  if (fresh && !existsSync(resolve(o.cwd ?? process.cwd(), o.weights))) return createFreshModel(fresh[1]!.toLowerCase(), { device: device.id });
   try {
-    return await LibreYOLO(o.weights, { device: device.id, size: o.size, ...(o.cwd ? { cwd: o.cwd } : {}), ...(o.threads ? { threads: o.threads } : {}) });
+    return await o.models.load(o.weights, { device: device.id, size: o.size, ...(o.cwd ? { cwd: o.cwd } : {}), ...(o.threads ? { threads: o.threads } : {}) });
   } catch (err) {
     if (!o.weightsFromDefault || !(err instanceof LibreYOLOError) || !UNAVAILABLE.has(err.code)) throw err;
-    const size = o.size.toLowerCase();
-    o.warn?.(`the default weights ${o.weights} are not available (${err.code}); profiling fresh yolo9${size} weights instead. ` +
+    const named = o.models.parseName(o.weights);
+    if (!named) throw err;
+    const fresh = `${named.family}${o.size.toLowerCase()}`;
+    o.warn?.(`the default weights ${o.weights} are not available (${err.code}); profiling fresh ${fresh} weights instead. ` +
       'The architecture is the same, so step timings are too; pass --weights to profile other weights.');
-    return createFreshModel(size, { device: device.id });
+    return o.models.fresh(fresh, { device: device.id });
   }
 }
 
@@ -527,7 +538,7 @@ export async function runTrainProfile(options: TrainRunOptions): Promise<TrainRu
     try {
       // The trainer's own progress is off: it would report its epoch budget (`epochs`, an upper
       // bound nobody asked for; the window closes inside the first epoch). The profiler logs instead.
-      await trainModel(model, {
+      await model.train({
         data: o.data, epochs, batch: o.batch, imgsz: o.imgsz, workers: o.workers, amp: o.amp, device: device.id,
         profile: true, profile_then_stop: true, profile_steps: o.steps, profile_warmup: o.warmup, profile_open: false,
         no_aug_epochs: 0, project: o.project, name, exist_ok: true, verbose: false,
@@ -602,8 +613,8 @@ async function autoBatch(o: TrainRunOptions, device: Device): Promise<number> {
   }
   try {
     const network = model.network;
-    if (!(network instanceof Yolo9Network)) throw new ProfileError(`--batch -1: ${model.family.name} weights cannot be probed for a batch; pass --batch N`, 2);
-    const r = await probeAutoBatch(network, {
+    if (!network || !model.family.train) throw new ProfileError(`--batch -1: ${model.family.name} weights cannot be probed for a batch; pass --batch N`, 2);
+    const r = await probeAutoBatch(model.family, network, {
       device, imgsz: o.imgsz, maxTargets: TRAIN_DEFAULTS.max_labels, fraction: PROFILE_AUTOBATCH_FRACTION, ...(o.threads ? { threads: o.threads } : {}), ...(o.log ? { log: o.log } : {}),
     });
     o.log?.(r.message);

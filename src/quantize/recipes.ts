@@ -4,9 +4,9 @@
  * so `calib` is ignored for them, as in the original.
  */
 import { LibreYOLOError } from '../errors.ts';
+import { listFamilies, type ModelFamily } from '../models/registry.ts';
 
 export const KNOWN_RECIPES = ['fp16', 'bf16', 'fp8', 'int8', 'w4a16', 'w4a8', 'nvfp4', 'mxfp4', 'int2'] as const;
-export const QUANTIZE_FAMILIES = ['yolo9', 'rfdetr', 'birefnet', 'feynobg'];
 
 export type CastRecipe = 'fp16' | 'bf16';
 
@@ -21,7 +21,7 @@ export class QuantizationError extends LibreYOLOError {
 export const RECIPE_DTYPE = { fp16: 'float16', bf16: 'bfloat16' } as const;
 
 /** Validates a quantize request in the original's order; returns the cast recipe to apply. */
-export function resolveRecipe(recipe: unknown, family: string, current: string | null): CastRecipe {
+export function resolveRecipe(recipe: unknown, family: ModelFamily, current: string | null): CastRecipe {
   if (current !== null) {
     throw new QuantizationError(`Model is already quantized (recipe='${current}'). Load a float checkpoint to quantize with a different recipe.`);
   }
@@ -29,8 +29,9 @@ export function resolveRecipe(recipe: unknown, family: string, current: string |
   if (!(KNOWN_RECIPES as readonly string[]).includes(r)) {
     throw new QuantizationError(`Unknown quantization recipe '${String(recipe)}'. Available: ${KNOWN_RECIPES.join(', ')}`);
   }
-  if (!QUANTIZE_FAMILIES.includes(family)) {
-    throw new QuantizationError(`Quantization is not supported for model family '${family}' yet. Supported families: ${QUANTIZE_FAMILIES.join(', ')}`);
+  if (!family.quantize) {
+    const supported = listFamilies().filter((f) => f.quantize).map((f) => f.name);
+    throw new QuantizationError(`Quantization is not supported for model family '${family.name}' yet. Supported families: ${supported.join(', ')}`);
   }
   if (r !== 'fp16' && r !== 'bf16') {
     throw new QuantizationError(`Recipe '${r}' needs calibrated low-bit kernels, which this package does not implement yet; available here: fp16, bf16.`);

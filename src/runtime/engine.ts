@@ -22,6 +22,14 @@ export interface EngineOptions {
   profileFilePrefix?: string;
   /** Compute precision of the sessions (quantize): float32 (default), float16 or bfloat16. */
   precision?: 'float32' | HalfType;
+  /** Node-name fragments that stay float32 when the precision is half (the family's keep-float list). */
+  keepFloat?: readonly string[];
+}
+
+/** The precision pass's region for a keep-float list: nodes whose name contains a fragment stay float32. */
+export function keepFloatRegion(keepFloat: readonly string[] | undefined): ((node: { name: string }) => boolean) | undefined {
+  if (!keepFloat?.length) return undefined;
+  return (node) => !keepFloat.some((fragment) => node.name.includes(fragment));
 }
 
 /** What the engine builds for one input shape: a session key, the declared input type, the model. */
@@ -125,7 +133,8 @@ export abstract class SessionEngine {
       }
       if (await ok) supported.add(node.op);
     }));
-    this.lastPrecision = convertPrecision(graph, { dtype, keepIO: true, hasKernel: (op) => supported.has(op) });
+    const region = keepFloatRegion(this.options.keepFloat);
+    this.lastPrecision = convertPrecision(graph, { dtype, keepIO: true, hasKernel: (op) => supported.has(op), ...(region ? { region } : {}) });
     return graph;
   }
 

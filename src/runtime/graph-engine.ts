@@ -5,20 +5,29 @@ import { deserializeModel, serializeModel, summarizeModel } from '../graph/onnx.
 import { foldBatchNorm } from '../graph/passes/fold-batchnorm.ts';
 import { fuseParallelConvs } from '../graph/passes/fuse-parallel-convs.ts';
 import type { DetectionNetwork } from '../models/registry.ts';
-import { SessionEngine, type EngineOptions, type ModelSpec } from './engine.ts';
+import type { HostTensor } from '../graph/tensor.ts';
+import { SessionEngine, type EngineOptions, type ForwardResult, type ModelSpec } from './engine.ts';
 
 /** Opset of the graphs built for sessions (exports choose their own). */
 const SESSION_OPSET = 17;
 
+type GraphShape = { batch: number | null; height: number | null; width: number | null; rawOutputs?: boolean; optimize?: boolean };
+
 /** The optimised inference graph of a network for one static input shape. */
-export function buildInferenceGraph(network: DetectionNetwork, opts: { batch: number | null; height: number | null; width: number | null; rawOutputs?: boolean; optimize?: boolean }): Graph {
+export function buildInferenceGraph(network: DetectionNetwork, opts: GraphShape, emit: 'predict' | 'export' = 'predict'): Graph {
   const b = new GraphBuilder('libreyolo');
-  network.emitInference(b, opts);
+  if (emit === 'export' && network.emitExport) network.emitExport(b, opts);
+  else network.emitInference(b, opts);
   if (opts.optimize !== false) {
     foldBatchNorm(b.graph);
     fuseParallelConvs(b.graph);
   }
   return b.graph;
+}
+
+/** The exported graph: the family's export layout where it has one, else the predict graph. */
+export function buildExportGraph(network: DetectionNetwork, opts: GraphShape): Graph {
+  return buildInferenceGraph(network, opts, 'export');
 }
 
 export class GraphEngine extends SessionEngine {
@@ -50,8 +59,20 @@ export class OnnxFileEngine extends SessionEngine {
     private readonly inputType: 'float32' | 'float16',
     private readonly dynamic: boolean,
     options: EngineOptions,
+    /** Converts the file's output to the predict layout (a family whose export layout differs). */
+    private readonly adaptOutput?: (output: HostTensor) => HostTensor,
   ) {
     super(options);
+  }
+
+  /** The file's own output, before any layout conversion. */
+  forwardRaw(images: HostTensor, options: { transfer?: boolean } = {}): Promise<ForwardResult> {
+    return super.forward(images, options);
+  }
+
+  override async forward(images: HostTensor, options: { transfer?: boolean } = {}): Promise<ForwardResult> {
+    const r = await super.forward(images, options);
+    return this.adaptOutput ? { ...r, output: this.adaptOutput(r.output) } : r;
   }
 
   protected modelFor(dims: number[]): ModelSpec {
@@ -77,6 +98,6 @@ export class OnnxFileEngine extends SessionEngine {
   }
 
   fork(options: Partial<EngineOptions>): OnnxFileEngine {
-    return new OnnxFileEngine(this.bytes, this.inputType, this.dynamic, { ...this.options, ...options });
+    return new OnnxFileEngine(this.bytes, this.inputType, this.dynamic, { ...this.options, ...options }, this.adaptOutput);
   }
 }

@@ -11,7 +11,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { totalmem, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Yolo9Network } from '../models/yolo9/network.ts';
+import type { DetectionNetwork, ModelFamily } from '../models/registry.ts';
 import type { Device } from '../runtime/device.ts';
 import { findOrtFile } from '../profile/ort-trace.ts';
 import { TrainStep } from './step.ts';
@@ -113,7 +113,7 @@ export interface AutoBatchOptions {
   log?: (line: string) => void;
 }
 
-export async function probeAutoBatch(network: Yolo9Network, o: AutoBatchOptions): Promise<AutoBatchResult> {
+export async function probeAutoBatch(family: ModelFamily, network: DetectionNetwork, o: AutoBatchOptions): Promise<AutoBatchResult> {
   const fraction = o.fraction ?? AUTOBATCH_FRACTION;
   const totalMb = deviceMemoryMb(o.device);
   if (totalMb === null) {
@@ -128,7 +128,7 @@ export async function probeAutoBatch(network: Yolo9Network, o: AutoBatchOptions)
       const prefix = join(dir, `b${b}`);
       let step: TrainStep | null = null;
       try {
-        step = await TrainStep.create(network, { device: o.device, batch: b, imgsz: [o.imgsz, o.imgsz], maxTargets: o.maxTargets, profileFilePrefix: prefix, ...(o.threads ? { threads: o.threads } : {}) });
+        step = await TrainStep.create(family, network, { device: o.device, batch: b, imgsz: [o.imgsz, o.imgsz], maxTargets: o.maxTargets, profileFilePrefix: prefix, ...(o.threads ? { threads: o.threads } : {}) });
         await step.run(probeBatch(b, o.imgsz, o.maxTargets));
         await step.endProfiling();
       } catch (err) {

@@ -10,9 +10,10 @@
  */
 import { LibreYOLOError } from '../errors.ts';
 import { interpretInWorker } from '../graph/interpret/remote.ts';
-import type { Yolo9Network } from '../models/yolo9/network.ts';
+import { trainingHooks, type DetectionNetwork, type ModelFamily } from '../models/registry.ts';
+import type { HostTensor } from '../graph/tensor.ts';
 import type { Device } from '../runtime/device.ts';
-import { buildTrainGraph, parameterFeeds, type TrainGraph } from './graph.ts';
+import { buildTrainGraph, parameterFeeds, switchNames, type TrainGraph } from './graph.ts';
 import { TrainStep } from './step.ts';
 
 export interface CheckOptions {
@@ -20,6 +21,8 @@ export interface CheckOptions {
   precision?: 'float32' | 'float64';
   /** ORT intra-op threads (float32 only; default: all cores). */
   threads?: number;
+  /** The family's loss switches (YOLOX `use_l1`); unset ones are off. */
+  switches?: Readonly<Record<string, boolean>>;
 }
 
 export interface PlainTensor {
@@ -28,15 +31,16 @@ export interface PlainTensor {
 }
 
 export interface LossAndGradients {
-  loss: { total: number; box: number; dfl: number; cls: number };
+  /** `total` and the family's logged components (YOLOv9: box, dfl, cls). */
+  loss: { total: number; [component: string]: number };
   gradients: Record<string, PlainTensor>;
   /** BN running statistics as they would be after this step (not written to the model). */
   runningStats: Record<string, PlainTensor>;
   numFg: number;
 }
 
-const steps = new WeakMap<Yolo9Network, Map<string, Promise<TrainStep>>>();
-const exactGraphs = new WeakMap<Yolo9Network, Map<string, Promise<TrainGraph>>>();
+const steps = new WeakMap<DetectionNetwork, Map<string, Promise<TrainStep>>>();
+const exactGraphs = new WeakMap<DetectionNetwork, Map<string, Promise<TrainGraph>>>();
 
 function checkTensor(name: string, t: PlainTensor | undefined, rank: number, last?: number): asserts t is PlainTensor {
   if (!t || !(t.data instanceof Float32Array) || !Array.isArray(t.dims) || t.dims.length !== rank || (last !== undefined && t.dims[rank - 1] !== last)) {
@@ -72,7 +76,11 @@ function checkTargets(targets: PlainTensor, nc: number): void {
   }
 }
 
-export async function lossAndGradients(network: Yolo9Network, device: Device, images: PlainTensor, targets: PlainTensor, options: CheckOptions = {}): Promise<LossAndGradients> {
+export async function lossAndGradients(family: ModelFamily, network: DetectionNetwork, device: Device, images: PlainTensor, targets: PlainTensor, options: CheckOptions = {}): Promise<LossAndGradients> {
+  trainingHooks(family); // a clear error for families that cannot train
+  const known = switchNames(family);
+  const unknown = Object.keys(options.switches ?? {}).filter((k) => !known.includes(k));
+  if (unknown.length) throw new LibreYOLOError('config_unknown_key', `Unknown loss switch(es) ${unknown.join(', ')}: ${family.name} has ${known.join(', ') || 'none'}.`);
   checkTensor('images', images, 4);
   checkTensor('targets', targets, 3, 5);
   const [b, c, h, w] = images.dims as [number, number, number, number];
@@ -85,7 +93,7 @@ export async function lossAndGradients(network: Yolo9Network, device: Device, im
   const pack = (m: Map<string, Float32Array>): Record<string, PlainTensor> =>
     Object.fromEntries([...m].map(([k, data]) => [k, { data, dims: [...dimsOf.get(k)!] }]));
   if (precision === 'float64') {
-    const r = await exactStep(network, [b, h, w], images, targets);
+    const r = await exactStep(family, network, [b, h, w], images, targets, options.switches ?? {});
     return { loss: r.loss, gradients: pack(r.gradients), runningStats: pack(r.runningStats), numFg: r.numFg };
   }
   const threads = options.threads;
@@ -94,37 +102,53 @@ export async function lossAndGradients(network: Yolo9Network, device: Device, im
   if (!cache) steps.set(network, (cache = new Map()));
   let step = cache.get(key);
   if (!step) {
-    step = TrainStep.create(network, { device, batch: b, imgsz: [h, w], maxTargets: targets.dims[1]!, preciseStats: true, ...(threads ? { threads } : {}) });
+    step = TrainStep.create(family, network, { device, batch: b, imgsz: [h, w], maxTargets: targets.dims[1]!, preciseStats: true, ...(threads ? { threads } : {}) });
     cache.set(key, step);
     step.catch(() => cache.delete(key));
   }
   const result = await (await step).run({
     images: { dtype: 'float32', dims: images.dims, data: images.data },
     targets: { dtype: 'float32', dims: targets.dims, data: targets.data },
-  });
+  }, options.switches ?? {});
   return { loss: result.loss, gradients: pack(result.gradients), runningStats: pack(result.runningStats), numFg: result.numFg };
 }
 
 /** The training graph run by the float64 interpreter; results rounded to float32 like the ORT path's. */
-async function exactStep(network: Yolo9Network, [b, h, w]: [number, number, number], images: PlainTensor, targets: PlainTensor) {
+async function exactStep(family: ModelFamily, network: DetectionNetwork, [b, h, w]: [number, number, number], images: PlainTensor, targets: PlainTensor, switches: Readonly<Record<string, boolean>>) {
   const key = `${b}x${h}x${w}|${targets.dims[1]}`;
   let cache = exactGraphs.get(network);
   if (!cache) exactGraphs.set(network, (cache = new Map()));
   let graph = cache.get(key);
   if (!graph) {
-    graph = buildTrainGraph(network, { batch: b, height: h, width: w, maxTargets: targets.dims[1]!, preciseStats: true });
+    graph = buildTrainGraph(family, network, { batch: b, height: h, width: w, maxTargets: targets.dims[1]!, preciseStats: true });
     cache.set(key, graph);
     graph.catch(() => cache.delete(key));
   }
   const tg = await graph;
+  const imagesT: HostTensor = { dtype: 'float32', dims: images.dims, data: images.data };
+  const targetsT: HostTensor = { dtype: 'float32', dims: targets.dims, data: targets.data };
+  // A host assigner reads the float64 forward's predictions (rounded to float32, as it gets them from ORT).
+  let assigned: Record<string, HostTensor> = {};
+  if (tg.assign) {
+    const preds = await interpretInWorker(tg.assign.graph, { ...parameterFeeds(network, tg.assign.inputs), images: imagesT });
+    const asF32: Record<string, HostTensor> = {};
+    for (const [k, v] of Object.entries(preds)) asF32[k] = { dtype: 'float32', dims: v.dims, data: Float32Array.from(v.data) };
+    assigned = trainingHooks(family).assigner!.assign(asF32, targetsT, { batch: b, height: h, width: w, maxTargets: targets.dims[1]! }, network.nc);
+  }
+  const switchFeeds: Record<string, HostTensor> = {};
+  for (const k of tg.switches) switchFeeds[`switch.${k}`] = { dtype: 'float32', dims: [], data: Float32Array.of(switches[k] ? 1 : 0) };
   const out = await interpretInWorker(tg.graph, {
     ...parameterFeeds(network, [...tg.parameters, ...tg.buffers]),
-    images: { dtype: 'float32', dims: images.dims, data: images.data },
-    targets: { dtype: 'float32', dims: targets.dims, data: targets.data },
+    images: imagesT,
+    targets: targetsT,
+    ...assigned,
+    ...switchFeeds,
   });
   const scalar = (name: string): number => out[name]!.data[0]!;
+  const loss: LossAndGradients['loss'] = { total: scalar('loss_total') };
+  for (const k of tg.components) loss[k] = scalar(`loss_${k}`);
   return {
-    loss: { total: scalar('loss_total'), box: scalar('loss_box'), dfl: scalar('loss_dfl'), cls: scalar('loss_cls') },
+    loss,
     gradients: new Map(tg.parameters.map((k) => [k, Float32Array.from(out[`grad.${k}`]!.data)])),
     runningStats: new Map(tg.runningStats.map((k) => [k, Float32Array.from(out[`running.${k}`]!.data)])),
     numFg: scalar('num_fg'),
@@ -132,7 +156,7 @@ async function exactStep(network: Yolo9Network, [b, h, w]: [number, number, numb
 }
 
 /** Releases the cached train-step sessions of a network. */
-export async function releaseCheckSessions(network: Yolo9Network): Promise<void> {
+export async function releaseCheckSessions(network: DetectionNetwork): Promise<void> {
   const cache = steps.get(network);
   if (!cache) return;
   steps.delete(network);

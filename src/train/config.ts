@@ -1,5 +1,6 @@
 /**
- * Training configuration: the original's fields and defaults (yolo9.md 4.1, `YOLO9Config`), plus
+ * Training configuration: the original's fields and defaults (yolo9.md 4.1, `YOLO9Config`; a family's
+ * training hooks override some, as YOLOX's recipe does), plus
  * the training-profile fields (profile.md 9.1) and two of this port's own (`threads`, `verbose`).
  * Keys are snake_case like the original's keyword arguments; camelCase spellings are accepted too.
  * Unknown keys are warned about and ignored, as the original does.
@@ -7,7 +8,7 @@
 import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import { LibreYOLOError } from '../errors.ts';
-import type { Warn } from '../predict/options.ts';
+import type { Warn } from '../util/warn.ts';
 
 export interface TrainConfig {
   /** Dataset YAML path or built-in name (`coco8`, `coco128`). Required. */
@@ -176,7 +177,7 @@ function coerce(key: string, kind: Kind, v: unknown): unknown {
  * Merges `options` (and the YAML named by `cfg`, under the explicit options) over the defaults and
  * checks every value. Ranges are checked too: they fail before any data or model work starts.
  */
-export function resolveTrainConfig(options: Record<string, unknown>, warn: Warn): TrainConfig {
+export function resolveTrainConfig(options: Record<string, unknown>, warn: Warn, familyDefaults: Readonly<Record<string, unknown>> = {}): TrainConfig {
   let merged: Record<string, unknown> = {};
   const cfgPath = options.cfg;
   if (cfgPath !== undefined && cfgPath !== null) {
@@ -191,7 +192,8 @@ export function resolveTrainConfig(options: Record<string, unknown>, warn: Warn)
   }
   for (const [k, v] of Object.entries(options)) if (k !== 'cfg' && v !== undefined) merged[k] = v;
 
-  const out: Record<string, unknown> = { ...TRAIN_DEFAULTS };
+  // The family's defaults (its original recipe) sit between the core's and the caller's.
+  const out: Record<string, unknown> = { ...TRAIN_DEFAULTS, ...familyDefaults };
   for (const [rawKey, v] of Object.entries(merged)) {
     const key = rawKey in KINDS ? rawKey : snake(rawKey);
     if (IGNORED_WITH_WARNING.has(key)) {

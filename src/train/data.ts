@@ -3,7 +3,7 @@
  * worker loader with the original's YOLO9 augmentations (mosaic switched per epoch for
  * close-mosaic), and the val split for validation.
  */
-import type { Warn } from '../predict/options.ts';
+import type { Warn } from '../util/warn.ts';
 import { ensureDataset, loadDatasetConfig, loadSplit, type DatasetConfig, type DatasetSplit } from '../data/dataset.ts';
 import { createLoader, type DataLoader } from '../data/loader.ts';
 import type { TrainConfig } from './config.ts';

@@ -1,20 +1,24 @@
 /**
- * The training graph: the network in training mode (BatchNorm on batch statistics), the YOLOv9 loss
- * and, from the autodiff pass, the gradient of the total loss for every parameter. Parameters and
- * BN buffers are graph inputs named by their state_dict keys, so one session serves every step.
+ * The training graph: the network in training mode (BatchNorm on batch statistics), the family's
+ * loss and, from the autodiff pass, the gradient of the total loss for every parameter. Parameters
+ * and BN buffers are graph inputs named by their state_dict keys, so one session serves every step.
  *
- * Outputs: loss_total, loss_box, loss_dfl, loss_cls, num_fg, `grad.<key>` per parameter and
- * `running.<key>` per BN running statistic.
+ * Inputs: `images`, `targets`, the host assignment's inputs (families with a `HostAssigner`),
+ * `switch.<name>` float32 scalars (the family's loss switches), parameters and buffers.
+ * Outputs: loss_total, `loss_<component>` per logged component, num_fg, `grad.<key>` per parameter
+ * and `running.<key>` per BN running statistic.
+ *
+ * A family with a host assigner also gets an assignment graph: the same train-mode forward, its
+ * outputs the predictions the assigner reads (see step.ts for how the two run).
  */
 import { GraphBuilder } from '../graph/builder.ts';
 import type { Graph } from '../graph/ir.ts';
 import { appendGradients } from '../graph/autodiff/autodiff.ts';
 import { probeShapes } from '../graph/autodiff/shapes.ts';
 import { lowerComposites } from '../graph/passes/lower-composites.ts';
-import type { HostTensor } from '../graph/tensor.ts';
-import { emitYolo9Loss } from '../models/yolo9/loss.ts';
+import { zeros, type HostTensor } from '../graph/tensor.ts';
+import { trainingHooks, type DetectionNetwork, type ModelFamily, type TrainShape } from '../models/registry.ts';
 import { autocastTrainGraph } from './amp.ts';
-import type { Yolo9Network } from '../models/yolo9/network.ts';
 
 export interface TrainGraphConfig {
   batch: number;
@@ -42,49 +46,96 @@ export interface TrainGraph {
   buffers: string[];
   /** BN running-stat keys with an updated value output `running.<key>`. */
   runningStats: string[];
+  /** Logged loss components (outputs `loss_<name>`). */
+  components: readonly string[];
+  /** Loss switches (inputs `switch.<name>`). */
+  switches: readonly string[];
+  /** Host-assignment inputs of the loss graph. */
+  assigned: readonly string[];
+  /** The assignment graph, for families with a host assigner. */
+  assign: AssignGraph | null;
 }
 
-export const LOSS_OUTPUTS = ['loss_total', 'loss_box', 'loss_dfl', 'loss_cls', 'num_fg'] as const;
+export interface AssignGraph {
+  graph: Graph;
+  /** Parameter and buffer keys it reads. */
+  inputs: string[];
+  /** Its outputs: the predictions the assigner reads. */
+  predictions: string[];
+}
 
 /** Feeds for the current parameter and buffer values of `network`. */
-export function parameterFeeds(network: Yolo9Network, keys: Iterable<string>): Record<string, HostTensor> {
+export function parameterFeeds(network: DetectionNetwork, keys: Iterable<string>): Record<string, HostTensor> {
   const byKey = new Map([...network.namedTensors()].map(([k, p]) => [k, p.value]));
   const feeds: Record<string, HostTensor> = {};
   for (const k of keys) feeds[k] = byKey.get(k)!;
   return feeds;
 }
 
-export async function buildTrainGraph(network: Yolo9Network, cfg: TrainGraphConfig): Promise<TrainGraph> {
-  const b = new GraphBuilder('libreyolo_train');
-  b.training = true;
-  b.preciseStats = cfg.preciseStats !== false;
-  const images = b.input('images', 'float32', [cfg.batch, 3, cfg.height, cfg.width]);
-  const targets = b.input('targets', 'float32', [cfg.batch, cfg.maxTargets, 5]);
-  const levels = network.forward(b, images);
-  const loss = b.scope('loss', () => emitYolo9Loss(b, levels, targets, { ...cfg, nc: network.nc }));
-
-  // Parameters and buffers become inputs, so the session is reused as the weights change.
-  const tensors = [...network.namedTensors()];
+/** Turns the network's initializers into graph inputs (so one session serves changing weights). */
+function weightsAsInputs(b: GraphBuilder, network: DetectionNetwork): { parameters: string[]; buffers: string[] } {
   const parameters: string[] = [];
   const buffers: string[] = [];
-  for (const [key, p] of tensors) {
+  for (const [key, p] of network.namedTensors()) {
     if (!b.graph.initializers.has(key)) continue;
     b.graph.initializers.delete(key);
     b.graph.inputs.push({ name: key, dtype: p.value.dtype, shape: [...p.dims] });
     (p.kind === 'parameter' ? parameters : buffers).push(key);
   }
-  for (const [name, value] of Object.entries(loss)) {
-    const out = name === 'numFg' ? 'num_fg' : `loss_${name}`;
-    b.output(out, value, 'float32', []);
-  }
+  return { parameters, buffers };
+}
+
+/** The family's loss switches, by name (their values come per step). */
+export function switchNames(family: ModelFamily): string[] {
+  return Object.keys(trainingHooks(family).switches?.(0, { epochs: 1, no_aug_epochs: 0 }) ?? {});
+}
+
+function buildAssignGraph(family: ModelFamily, network: DetectionNetwork, shape: TrainShape, preciseStats: boolean): AssignGraph | null {
+  const assigner = trainingHooks(family).assigner;
+  if (!assigner) return null;
+  const b = new GraphBuilder('libreyolo_assign');
+  b.training = true;
+  b.preciseStats = preciseStats;
+  const images = b.input('images', 'float32', [shape.batch, 3, shape.height, shape.width]);
+  const preds = assigner.emitPredictions(b, network, images, shape);
+  for (const [name, { value, dims }] of Object.entries(preds)) b.output(name, value, 'float32', dims);
+  const { parameters, buffers } = weightsAsInputs(b, network);
+  lowerComposites(b.graph);
+  return { graph: b.graph, inputs: [...parameters, ...buffers], predictions: Object.keys(preds) };
+}
+
+export async function buildTrainGraph(family: ModelFamily, network: DetectionNetwork, cfg: TrainGraphConfig): Promise<TrainGraph> {
+  const hooks = trainingHooks(family);
+  const shape: TrainShape = { batch: cfg.batch, height: cfg.height, width: cfg.width, maxTargets: cfg.maxTargets };
+  const b = new GraphBuilder('libreyolo_train');
+  b.training = true;
+  b.preciseStats = cfg.preciseStats !== false;
+  const images = b.input('images', 'float32', [cfg.batch, 3, cfg.height, cfg.width]);
+  const targets = b.input('targets', 'float32', [cfg.batch, cfg.maxTargets, 5]);
+  const assignedSpecs = hooks.assigner?.inputs(shape, network.nc) ?? {};
+  const assigned: Record<string, string> = {};
+  for (const [name, spec] of Object.entries(assignedSpecs)) assigned[name] = b.input(name, spec.dtype, spec.dims);
+  const switchList = switchNames(family);
+  const switches: Record<string, string> = {};
+  for (const name of switchList) switches[name] = b.input(`switch.${name}`, 'float32', []);
+  const loss = hooks.emitLoss(b, network, { images, targets, assigned, switches }, shape);
+
+  // Parameters and buffers become inputs, so the session is reused as the weights change.
+  const tensors = [...network.namedTensors()];
+  const { parameters, buffers } = weightsAsInputs(b, network);
+  b.output('loss_total', loss.total, 'float32', []);
+  for (const [name, value] of Object.entries(loss.components)) b.output(`loss_${name}`, value, 'float32', []);
+  b.output('num_fg', loss.numFg, 'float32', []);
   const runningStats = [...b.runningStatOutputs.keys()];
   for (const [key, value] of b.runningStatOutputs) b.output(`running.${key}`, value, 'float32', [...tensors.find(([k]) => k === key)![1].dims]);
 
   const feeds: Record<string, HostTensor> = {
     ...parameterFeeds(network, [...parameters, ...buffers]),
-    images: { dtype: 'float32', dims: [cfg.batch, 3, cfg.height, cfg.width], data: new Float32Array(cfg.batch * 3 * cfg.height * cfg.width) },
-    targets: { dtype: 'float32', dims: [cfg.batch, cfg.maxTargets, 5], data: new Float32Array(cfg.batch * cfg.maxTargets * 5) },
+    images: zeros('float32', [cfg.batch, 3, cfg.height, cfg.width]),
+    targets: zeros('float32', [cfg.batch, cfg.maxTargets, 5]),
   };
+  for (const [name, spec] of Object.entries(assignedSpecs)) feeds[name] = zeros(spec.dtype, spec.dims);
+  for (const name of switchList) feeds[`switch.${name}`] = zeros('float32', []);
   const lowered = b.graph.clone();
   lowerComposites(lowered);
   const shapes = await probeShapes(lowered, feeds);
@@ -99,5 +150,9 @@ export async function buildTrainGraph(network: Yolo9Network, cfg: TrainGraphConf
   for (const key of parameters) b.output(`grad.${key}`, grads.get(key)!, 'float32', shapes.get(key)!.dims);
   lowerComposites(b.graph);
   if (cfg.amp) autocastTrainGraph(b.graph);
-  return { graph: b.graph, parameters, buffers, runningStats };
+  return {
+    graph: b.graph, parameters, buffers, runningStats,
+    components: Object.keys(loss.components), switches: switchList, assigned: Object.keys(assignedSpecs),
+    assign: buildAssignGraph(family, network, shape, cfg.preciseStats !== false),
+  };
 }

@@ -6,9 +6,8 @@ import cliProgress from 'cli-progress';
 
 export interface ProgressStats {
   loss: number;
-  box: number;
-  dfl: number;
-  cls: number;
+  /** The family's loss components by name, in display order. */
+  components: Record<string, number>;
   imgPerS: number;
   lr: number;
 }
@@ -30,6 +29,7 @@ function formatEta(seconds: number): string {
 }
 
 const fmt = (x: number): string => (Number.isFinite(x) ? x.toFixed(4) : 'nan');
+const componentsText = (c: Record<string, number>): string => Object.entries(c).map(([k, v]) => `${k} ${fmt(v)}`).join(' ');
 
 export class EpochProgress {
   private bar: cliProgress.SingleBar | null = null;
@@ -55,13 +55,13 @@ export class EpochProgress {
     if (!this.options.enabled || !this.tty) return;
     this.bar = new cliProgress.SingleBar({
       stream: this.stream,
-      format: `${this.label} |{bar}| {value}/{total} | loss {loss} box {box} dfl {dfl} cls {cls} | {ips} img/s | lr {lr} | ETA {etaText}`,
+      format: `${this.label} |{bar}| {value}/{total} | loss {loss} {components} | {ips} img/s | lr {lr} | ETA {etaText}`,
       barsize: 20,
       hideCursor: true,
       clearOnComplete: false,
       fps: 5,
     }, cliProgress.Presets.shades_classic);
-    this.bar.start(total, 0, { loss: '-', box: '-', dfl: '-', cls: '-', ips: '-', lr: '-', etaText: '?' });
+    this.bar.start(total, 0, { loss: '-', components: '', ips: '-', lr: '-', etaText: '?' });
   }
 
   update(done: number, s: ProgressStats): void {
@@ -69,12 +69,12 @@ export class EpochProgress {
     const elapsed = (performance.now() - this.started) / 1000;
     const eta = done > 0 ? (elapsed / done) * (this.total - done) : NaN;
     if (this.bar) {
-      this.bar.update(done, { loss: fmt(s.loss), box: fmt(s.box), dfl: fmt(s.dfl), cls: fmt(s.cls), ips: s.imgPerS.toFixed(1), lr: s.lr.toExponential(2), etaText: formatEta(eta) });
+      this.bar.update(done, { loss: fmt(s.loss), components: componentsText(s.components), ips: s.imgPerS.toFixed(1), lr: s.lr.toExponential(2), etaText: formatEta(eta) });
       return;
     }
     const every = Math.max(1, this.options.logInterval);
     if (done % every === 0 || done === this.total) {
-      this.line(`${this.label} ${done}/${this.total} loss ${fmt(s.loss)} box ${fmt(s.box)} dfl ${fmt(s.dfl)} cls ${fmt(s.cls)} ${s.imgPerS.toFixed(1)} img/s lr ${s.lr.toExponential(2)} ETA ${formatEta(eta)}`);
+      this.line(`${this.label} ${done}/${this.total} loss ${fmt(s.loss)} ${componentsText(s.components)} ${s.imgPerS.toFixed(1)} img/s lr ${s.lr.toExponential(2)} ETA ${formatEta(eta)}`);
     }
   }
 

@@ -5,7 +5,7 @@
  * `/backward/` names, so kernels are attributed to `backward` from the ORT profile.
  */
 import type { Device } from '../runtime/device.ts';
-import type { Yolo9Network } from '../models/yolo9/network.ts';
+import type { DetectionNetwork, ModelFamily } from '../models/registry.ts';
 import { TrainStep } from './step.ts';
 import type { StepResult, TrainBatch } from './types.ts';
 
@@ -27,7 +27,8 @@ export interface StepRunnerOptions {
 export interface StepRunner {
   /** Creates the session for this batch size now (it takes a while), so the first step is a plain step. */
   prepare(batch: number): Promise<void>;
-  run(batch: TrainBatch, phase?: PhaseFn): Promise<StepResult>;
+  /** `switches`: the family's loss switches for this step (YOLOX `use_l1`). */
+  run(batch: TrainBatch, phase?: PhaseFn, switches?: Readonly<Record<string, boolean>>): Promise<StepResult>;
   /** The underlying steps, by batch size (for profiling hooks). */
   readonly steps: ReadonlyMap<number, TrainStep>;
   close(): Promise<void>;
@@ -35,14 +36,14 @@ export interface StepRunner {
 
 const direct: PhaseFn = (_name, fn) => fn();
 
-export async function openStepRunner(network: Yolo9Network, options: StepRunnerOptions): Promise<StepRunner> {
+export async function openStepRunner(family: ModelFamily, network: DetectionNetwork, options: StepRunnerOptions): Promise<StepRunner> {
   const steps = new Map<number, Promise<TrainStep>>();
   const ready = new Map<number, TrainStep>();
   const get = (batch: number): Promise<TrainStep> => {
     let s = steps.get(batch);
     if (!s) {
       const { profileFilePrefix, ...rest } = options;
-      s = TrainStep.create(network, { ...rest, batch, ...(profileFilePrefix ? { profileFilePrefix: `${profileFilePrefix}_b${batch}` } : {}) }).then((st) => {
+      s = TrainStep.create(family, network, { ...rest, batch, ...(profileFilePrefix ? { profileFilePrefix: `${profileFilePrefix}_b${batch}` } : {}) }).then((st) => {
         ready.set(batch, st);
         return st;
       });
@@ -55,9 +56,9 @@ export async function openStepRunner(network: Yolo9Network, options: StepRunnerO
     async prepare(batch) {
       await get(batch);
     },
-    async run(batch, phase = direct) {
+    async run(batch, phase = direct, switches = {}) {
       const step = await get(batch.images.dims[0]!);
-      return phase('forward', () => step.run(batch));
+      return phase('forward', () => step.run(batch, switches));
     },
     async close() {
       const all = [...steps.values()];

@@ -7,7 +7,7 @@
 import { cpus } from 'node:os';
 import { serializeModel } from '../graph/onnx.ts';
 import type { HostTensor } from '../graph/tensor.ts';
-import type { Yolo9Network } from '../models/yolo9/network.ts';
+import { trainingHooks, type DetectionNetwork, type HostAssigner, type ModelFamily } from '../models/registry.ts';
 import { deviceUnavailable, executionProviders, type Device } from '../runtime/device.ts';
 import { WorkerHost, WorkerSession } from '../runtime/worker-host.ts';
 import { recordSpan } from '../runtime/spans.ts';
@@ -34,29 +34,45 @@ export interface TrainStepOptions {
   profileFilePrefix?: string;
 }
 
+/** The assignment half of a step whose family assigns targets on the host. */
+interface AssignStage {
+  assigner: HostAssigner;
+  session: WorkerSession;
+}
+
 export class TrainStep {
   private constructor(
-    private readonly network: Yolo9Network,
+    private readonly network: DetectionNetwork,
     private readonly graph: TrainGraph,
     private readonly host: WorkerHost,
     private readonly session: WorkerSession,
+    private readonly assign: AssignStage | null,
     readonly options: TrainStepOptions,
     /** The dynamic loss scale, when amp is on. */
     readonly scaler: LossScaler | null = options.amp ? new LossScaler() : null,
   ) {}
 
-  static async create(network: Yolo9Network, options: TrainStepOptions): Promise<TrainStep> {
+  static async create(family: ModelFamily, network: DetectionNetwork, options: TrainStepOptions): Promise<TrainStep> {
     const [height, width] = options.imgsz;
-    const graph = await buildTrainGraph(network, { batch: options.batch, height, width, maxTargets: options.maxTargets, preciseStats: options.preciseStats !== false, amp: options.amp === true });
+    const graph = await buildTrainGraph(family, network, { batch: options.batch, height, width, maxTargets: options.maxTargets, preciseStats: options.preciseStats !== false, amp: options.amp === true });
     const host = new WorkerHost();
     try {
-      const session = await WorkerSession.create(host, `train|${options.device.id}|${options.batch}x${height}x${width}`, serializeModel(graph.graph), {
+      const sessionOptions = {
         executionProviders: executionProviders(options.device),
         intraOpNumThreads: options.threads ?? Math.max(1, cpus().length),
-        graphOptimizationLevel: 'all',
+        graphOptimizationLevel: 'all' as const,
         ...(options.profileFilePrefix ? { profileFilePrefix: options.profileFilePrefix } : {}),
-      });
-      return new TrainStep(network, graph, host, session, options);
+      };
+      const key = `${options.device.id}|${options.batch}x${height}x${width}`;
+      const session = await WorkerSession.create(host, `train|${key}`, serializeModel(graph.graph), sessionOptions);
+      let assign: AssignStage | null = null;
+      if (graph.assign) {
+        const assigner = trainingHooks(family).assigner!;
+        // Its own profile file: the loss session's file stays the one profilers and auto-batch read.
+        const assignOptions = { ...sessionOptions, ...(options.profileFilePrefix ? { profileFilePrefix: `${options.profileFilePrefix}_assign` } : {}) };
+        assign = { assigner, session: await WorkerSession.create(host, `assign|${key}`, serializeModel(graph.assign.graph), assignOptions) };
+      }
+      return new TrainStep(network, graph, host, session, assign, options);
     } catch (err) {
       await host.terminate();
       if (options.device.kind !== 'cpu') throw deviceUnavailable(options.device, err);
@@ -88,16 +104,40 @@ export class TrainStep {
     return { dtype: 'float32', dims: [b, M, 5], data: out };
   }
 
-  async run(batch: TrainBatch): Promise<StepResult> {
+  /**
+   * The host assignment's feeds: the assignment graph's forward on the current weights (train-mode
+   * BN, as the loss graph's), then the family's assigner on its outputs.
+   */
+  private async assignFeeds(images: HostTensor, targets: HostTensor): Promise<Record<string, HostTensor>> {
+    if (!this.assign) return {};
+    const ag = this.graph.assign!;
+    const { outputs, runMs, startEpochMs } = await this.assign.session.run({ ...parameterFeeds(this.network, ag.inputs), images });
+    recordSpan('train assignment forward (worker)', 'forward', startEpochMs, runMs);
+    const [h, w] = this.options.imgsz;
+    const shape = { batch: this.options.batch, height: h, width: w, maxTargets: this.options.maxTargets };
+    return this.assign.assigner.assign(outputs, targets, shape, this.network.nc);
+  }
+
+  /** `switch.<name>` feeds: 1 for switches that are on, 0 otherwise. */
+  private switchFeeds(switches: Readonly<Record<string, boolean>>): Record<string, HostTensor> {
+    const unknown = Object.keys(switches).filter((k) => !this.graph.switches.includes(k));
+    if (unknown.length) throw new Error(`unknown loss switch(es) ${unknown.join(', ')}; this family has ${this.graph.switches.join(', ') || 'none'}`);
+    return Object.fromEntries(this.graph.switches.map((k) => [`switch.${k}`, { dtype: 'float32', dims: [], data: Float32Array.of(switches[k] ? 1 : 0) } as HostTensor]));
+  }
+
+  async run(batch: TrainBatch, switches: Readonly<Record<string, boolean>> = {}): Promise<StepResult> {
     const { images } = batch;
     const [h, w] = this.options.imgsz;
     if (images.dims.join(',') !== [this.options.batch, 3, h, w].join(',')) {
       throw new Error(`train step expects images [${this.options.batch},3,${h},${w}], got [${images.dims.join(',')}]`);
     }
+    const targets = this.fitTargets(batch.targets);
     const feeds: Record<string, HostTensor> = {
       ...parameterFeeds(this.network, [...this.graph.parameters, ...this.graph.buffers]),
       images,
-      targets: this.fitTargets(batch.targets),
+      targets,
+      ...(await this.assignFeeds(images, targets)),
+      ...this.switchFeeds(switches),
     };
     if (this.scaler) feeds.loss_scale = { dtype: 'float32', dims: [], data: Float32Array.of(this.scaler.scale) };
     const { outputs, runMs, startEpochMs } = await this.session.run(feeds);
@@ -108,8 +148,10 @@ export class TrainStep {
     const runningStats = new Map<string, Float32Array>();
     for (const key of this.graph.runningStats) runningStats.set(key, outputs[`running.${key}`]!.data as Float32Array);
     const overflow = this.scaler ? !this.scaler.unscale(gradients.values()) : false;
+    const loss: StepResult['loss'] = { total: scalar('loss_total') };
+    for (const k of this.graph.components) loss[k] = scalar(`loss_${k}`);
     return {
-      loss: { total: scalar('loss_total'), box: scalar('loss_box'), dfl: scalar('loss_dfl'), cls: scalar('loss_cls') },
+      loss,
       gradients,
       runningStats,
       numFg: scalar('num_fg'),
@@ -119,11 +161,13 @@ export class TrainStep {
 
   async endProfiling(): Promise<void> {
     await this.session.endProfiling();
+    await this.assign?.session.endProfiling();
   }
 
   async close(): Promise<void> {
     try {
       await this.session.release();
+      await this.assign?.session.release();
     } finally {
       await this.host.terminate();
     }

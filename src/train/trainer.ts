@@ -15,14 +15,13 @@ import { dirname, join, resolve } from 'node:path';
 import { LibreYOLOError } from '../errors.ts';
 import type { Parameter } from '../graph/module.ts';
 import type { HostTensor } from '../graph/tensor.ts';
-import { LibreYOLOModel } from '../model.ts';
+import type { LibreYOLOModel } from '../model.ts';
+import { inputSpec, trainingHooks, type DetectionNetwork, type ModelFamily, type TrainingHooks } from '../models/registry.ts';
+import { EnginePredictor } from '../predict/engine-predictor.ts';
+import { toNetworkLayout } from '../predict/preprocess.ts';
 import { GraphEngine } from '../runtime/graph-engine.ts';
-import { defaultWarn, type Warn } from '../predict/options.ts';
+import { defaultWarn, type Warn } from '../util/warn.ts';
 import { parseDevice, type Device } from '../runtime/device.ts';
-import { initializeFresh, seededRandom } from '../models/yolo9/init.ts';
-import { YOLO9_STRIDES } from '../models/yolo9/config.ts';
-import { yolo9Family } from '../models/yolo9/family.ts';
-import type { Yolo9Network } from '../models/yolo9/network.ts';
 import { loadCheckpointFile } from '../weights/checkpoint.ts';
 import { resolveWeights } from '../weights/hub.ts';
 import { makeRunDir, ResultsCsv, writeJson, writeYaml, type CsvValue } from './artifacts.ts';
@@ -50,8 +49,8 @@ export interface TrainResults {
   final_loss: number | null;
   epoch_losses: number[];
   epoch_lrs: number[];
-  /** Per epoch: mean weighted `{box, dfl, cls}`. */
-  epoch_loss_items: Array<{ box: number; dfl: number; cls: number }>;
+  /** Per epoch: the mean of each logged loss component (YOLOv9 `{box, dfl, cls}`, weighted). */
+  epoch_loss_items: Array<Record<string, number>>;
   /** Metrics of the last validation (null if none ran). */
   val_metrics: ValMetrics | null;
   /** Per validated epoch (1-based), its metrics. */
@@ -103,45 +102,29 @@ function snapshot(sd: Map<string, HostTensor>): Map<string, HostTensor> {
 }
 
 /**
- * A copy of `network` whose class layers fit `nc`: only each `head.cv3.<i>.2` conv is replaced
- * (hidden width kept, weights U(+-1/sqrt(fan_in)), bias at the class prior), as the original's
- * `_rebuild_for_new_classes`.
+ * Copies tensors by key where shape and dtype match (pretrained transfer, reloading trained weights);
+ * returns how many were copied and how many keys exist on both sides with another shape.
  */
-export function networkForClasses(sd: Map<string, HostTensor>, size: string, nc: number, seed: number): Yolo9Network {
-  const out = new Map(sd);
-  const rand = seededRandom(seed + 7919);
-  for (let level = 0; level < 3; level++) {
-    const wKey = `head.cv3.${level}.2.weight`;
-    const old = sd.get(wKey);
-    if (!old) throw new LibreYOLOError('model_load_failed', `Cannot adapt the head to ${nc} classes: ${wKey} is missing.`);
-    if (old.dims[0] === nc) continue;
-    const width = old.dims[1]!;
-    const bound = 1 / Math.sqrt(width);
-    const w = new Float32Array(nc * width).map(() => (rand() * 2 - 1) * bound);
-    const prior = Math.log(5 / nc / (640 / YOLO9_STRIDES[level]!) ** 2);
-    out.set(wKey, { dtype: 'float32', dims: [nc, width, 1, 1], data: w });
-    out.set(`head.cv3.${level}.2.bias`, { dtype: 'float32', dims: [nc], data: new Float32Array(nc).fill(prior) });
-  }
-  return yolo9Family.create({ size, stateDict: out }) as Yolo9Network;
-}
-
-/** Copies tensors by key where shapes match (pretrained partial transfer); returns how many. */
-function transferWeights(net: Yolo9Network, sd: Map<string, HostTensor>): number {
-  let n = 0;
+export function loadMatchingTensors(net: DetectionNetwork, sd: Map<string, HostTensor>): { copied: number; mismatched: number } {
+  let copied = 0, mismatched = 0;
   for (const [k, p] of net.namedTensors()) {
     const t = sd.get(k);
-    if (!t || t.dims.join(',') !== p.dims.join(',') || t.dtype !== p.value.dtype) continue;
+    if (!t) continue;
+    if (t.dims.join(',') !== p.dims.join(',') || t.dtype !== p.value.dtype) {
+      mismatched++;
+      continue;
+    }
     (p.value.data as Float32Array).set(t.data as Float32Array);
-    n++;
+    copied++;
   }
-  return n;
+  return { copied, mismatched };
 }
 
 /**
  * After a train-mode step: copies the BatchNorm running stats the step computed into the network's
  * buffers and counts the batch in each BN's `num_batches_tracked`, as torch's train-mode forward does.
  */
-export function applyRunningStats(network: Yolo9Network, stats: Map<string, Float32Array>): void {
+export function applyRunningStats(network: DetectionNetwork, stats: Map<string, Float32Array>): void {
   for (const [k, p] of network.namedTensors()) {
     if (p.kind !== 'buffer') continue;
     const s = stats.get(k);
@@ -156,23 +139,7 @@ function mean(xs: number[]): number {
   return xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : NaN;
 }
 
-/**
- * A model with fresh (seeded) yolo9 weights, as training from scratch starts: `size` t/s/m/c,
- * `nc` classes (80 by default; the dataset's class count replaces it when training starts).
- */
-export function createFreshModel(size: string, options: { nc?: number; device?: string | number; seed?: number; threads?: number } = {}): LibreYOLOModel {
-  const nc = options.nc ?? 80;
-  const network = yolo9Family.create({ size, nc }) as Yolo9Network;
-  if (options.seed) initializeFresh(network, options.seed);
-  const names: Record<number, string> = {};
-  for (let k = 0; k < nc; k++) names[k] = `class${k}`;
-  return new LibreYOLOModel({
-    family: yolo9Family, size, task: 'detect', names, imgsz: [640, 640], weightsPath: null, format: 'fresh', network,
-    engine: new GraphEngine(network, { device: parseDevice(options.device), ...(options.threads ? { threads: options.threads } : {}) }),
-  });
-}
-
-/** Runs training for `model` (a loaded or fresh YOLOv9 checkpoint model). */
+/** Runs training for `model` (a loaded or fresh model of a trainable family). */
 export async function trainModel(model: LibreYOLOModel, options: TrainOptions, runtime: TrainRuntime = {}): Promise<TrainResults> {
   const trainer = await Trainer.create(model, options, runtime);
   return trainer.run();
@@ -210,14 +177,19 @@ export class Trainer {
   /** The batch=-1 probe, when one ran. */
   autoBatch: AutoBatchResult | null = null;
 
+  private readonly hooks: TrainingHooks;
+
   private constructor(
     readonly config: TrainConfig,
-    readonly network: Yolo9Network,
+    readonly family: ModelFamily,
+    readonly size: string,
+    readonly network: DetectionNetwork,
     readonly device: Device,
     readonly names: Record<number, string>,
     private readonly runtime: TrainRuntime,
   ) {
     this.warn = runtime.warn ?? defaultWarn;
+    this.hooks = trainingHooks(family);
     this.results = {
       final_loss: null, epoch_losses: [], epoch_lrs: [], epoch_loss_items: [], val_metrics: null, epoch_metrics: [],
       best_mAP50: 0, best_mAP50_95: 0, best_epoch: 0, save_dir: '', best_checkpoint: null, last_checkpoint: null,
@@ -227,10 +199,9 @@ export class Trainer {
   static async create(model: LibreYOLOModel, options: TrainOptions, runtime: TrainRuntime = {}): Promise<Trainer> {
     const warn = runtime.warn ?? defaultWarn;
     const cwd = runtime.cwd ?? process.cwd();
-    if (model.family.name !== 'yolo9' || !model.network) {
-      throw new LibreYOLOError('config_unsupported',
-        model.network ? `Training is implemented for yolo9 models; this is a ${model.family.name} model.` : 'Cannot train an exported ONNX model: load the .pt checkpoint instead.');
-    }
+    if (!model.network) throw new LibreYOLOError('config_unsupported', 'Cannot train an exported ONNX model: load the .pt checkpoint instead.');
+    const family = model.family;
+    const hooks = trainingHooks(family);
     // Resume: the checkpoint's config is the base, explicit options win (except resume itself).
     let resume: ResumeState | null = null;
     let resumePath: string | null = null;
@@ -244,7 +215,7 @@ export class Trainer {
     if (resume) {
       for (const k of ['resume', 'cfg']) delete base[k];
     }
-    const config = resolveTrainConfig({ ...base, ...options, ...(resume ? { resume: resumePath } : {}) }, warn);
+    const config = resolveTrainConfig({ ...base, ...options, ...(resume ? { resume: resumePath } : {}) }, warn, hooks.defaults);
 
     const device = parseDevice(config.device === '' ? model.device.id : config.device);
     const dataCfg = await loadTrainDataConfig(config, { cwd, warn });
@@ -252,25 +223,35 @@ export class Trainer {
     const nc = Object.keys(names).length;
 
     // The network to train: a copy of the model's, with class layers for the dataset's nc.
-    let network: Yolo9Network;
+    let network: DetectionNetwork;
     if (resume) {
-      network = yolo9Family.create({ size: model.size, stateDict: resume.trainModel }) as Yolo9Network;
+      network = family.create({ size: model.size, stateDict: resume.trainModel });
       if (network.nc !== nc) throw new LibreYOLOError('config_conflict', `Cannot resume: the checkpoint has ${network.nc} classes, the dataset ${nc}.`);
     } else {
       const sd = snapshot(stateDictOf(model.network.namedTensors()));
-      network = networkForClasses(sd, model.size, nc, config.seed);
+      network = hooks.adaptClasses(sd, model.size, nc, config.seed);
       if (config.pretrained) {
-        const src = config.pretrained === true ? `LibreYOLO9${model.size}.pt` : config.pretrained;
+        const src = config.pretrained === true ? `${family.filenamePrefix}${model.size}.pt` : config.pretrained;
         const path = await resolveWeights(src, { cwd });
-        const n = transferWeights(network, (await loadCheckpointFile(path)).stateDict);
-        warn(`pretrained: transferred ${n} tensors from ${path}.`);
+        const { copied } = loadMatchingTensors(network, (await loadCheckpointFile(path)).stateDict);
+        warn(`pretrained: transferred ${copied} tensors from ${path}.`);
       }
     }
-    const trainer = new Trainer(config, network, device, names, runtime);
+    const trainer = new Trainer(config, family, model.size, network, device, names, runtime);
     trainer.datasetConfig = dataCfg;
     trainer.resumeFrom = resume;
     if (resume && resumePath) trainer.saveDir = dirname(dirname(resumePath));
     return trainer;
+  }
+
+  /** `yolo9-t`: the family and size in logs, profiles and summary.json. */
+  private get modelName(): string {
+    return `${this.family.name}-${this.size}`;
+  }
+
+  /** Per component of the family's loss, the mean over `losses`. */
+  private meanComponents(losses: LossComponents[]): Record<string, number> {
+    return Object.fromEntries(this.hooks.lossNames.map((k) => [k, mean(losses.map((x) => x[k]!))]));
   }
 
   /** amp runs only on GPU providers (ignored on CPU, as the original). */
@@ -291,7 +272,7 @@ export class Trainer {
     const cwd = this.runtime.cwd ?? process.cwd();
     this.progress = new EpochProgress({ enabled: cfg.verbose, logInterval: cfg.log_interval, ...(this.runtime.stream ? { stream: this.runtime.stream } : {}) });
     if (cfg.batch === -1) {
-      const auto = await probeAutoBatch(this.network, {
+      const auto = await probeAutoBatch(this.family, this.network, {
         device: this.device, imgsz: cfg.imgsz, maxTargets: cfg.max_labels, nbs: cfg.nbs, log: (l) => this.log(l),
         ...(cfg.threads ? { threads: cfg.threads } : {}),
       });
@@ -350,11 +331,11 @@ export class Trainer {
       const factory = this.runtime.profiler ?? (await import('../profile/train-run.ts')).trainProfilerFactory({ trace: cfg.profile_trace });
       this.profiler = await factory({
         saveDir: this.saveDir, device: this.device, warmup, steps, log: (line) => this.log(line),
-        meta: { model: `yolo9-${this.network.options.size}`, device: this.device.id, batch: cfg.batch, imgsz: cfg.imgsz, amp: cfg.amp, amp_dtype: 'float16', workers: cfg.workers },
+        meta: { model: this.modelName, device: this.device.id, batch: cfg.batch, imgsz: cfg.imgsz, amp: cfg.amp, amp_dtype: 'float16', workers: cfg.workers },
       });
     }
     const prefix = this.profiler?.ortProfilePrefix;
-    this.runner = await openStepRunner(this.network, {
+    this.runner = await openStepRunner(this.family, this.network, {
       device: this.device, ...(cfg.threads ? { threads: cfg.threads } : {}), imgsz: [cfg.imgsz, cfg.imgsz], maxTargets: cfg.max_labels,
       amp: this.ampActive(cfg),
       ...(prefix ? { profileFilePrefix: prefix } : {}),
@@ -367,7 +348,7 @@ export class Trainer {
     this.log(`Train step ready (batch ${firstBatch}, ${cfg.imgsz}x${cfg.imgsz}) in ${((performance.now() - t0) / 1000).toFixed(1)}s`);
 
     const params = this.optimizer.numel;
-    this.log(`Training yolo9-${this.network.options.size} (${params.toLocaleString('en-US')} parameters, ${this.network.nc} classes) on ${this.device.id}` +
+    this.log(`Training ${this.modelName} (${params.toLocaleString('en-US')} parameters, ${this.network.nc} classes) on ${this.device.id}` +
       ` with ${this.data!.trainImages} images, batch ${cfg.batch}${this.accumulate > 1 ? ` x ${this.accumulate} accumulated` : ''}, imgsz ${cfg.imgsz},` +
       ` ${cfg.optimizer} lr0=${cfg.lr0}, ${cfg.epochs} epochs${this.startEpoch ? ` (resuming at epoch ${this.startEpoch + 1})` : ''}; results in ${this.saveDir}`);
   }
@@ -383,6 +364,8 @@ export class Trainer {
     const started = performance.now();
     this.progress.start(epoch, cfg.epochs, total);
     let batches: AsyncIterable<TrainBatch> = this.data!.epoch(epoch, { mosaic });
+    const switches = this.hooks.switches?.(epoch, cfg) ?? {};
+    const spec = inputSpec(this.family);
     // The profiler's wrapper passes batches straight through once its window has closed.
     if (this.profiler) batches = this.profiler.wrapLoader(batches);
     const phase = <T>(name: TrainPhase, fn: () => Promise<T>): Promise<T> => (this.profiler ? this.profiler.phase(name, fn) : fn());
@@ -391,7 +374,9 @@ export class Trainer {
     try {
       for await (const batch of batches) {
         const n = batch.images.dims[0]!;
-        const result: StepResult = await this.runner!.run(batch, phase);
+        // The loader writes RGB 0..1; the family's network may take another layout (YOLOX: BGR 0..255).
+        toNetworkLayout(batch.images.data as Float32Array, batch.images.dims, spec);
+        const result: StepResult = await this.runner!.run(batch, phase, switches);
         applyRunningStats(this.network, result.runningStats);
         let grads = result.gradients;
         // amp: a float16 gradient overflowed, the loss scale was halved; the batch updates nothing (as GradScaler).
@@ -424,7 +409,7 @@ export class Trainer {
         const l = stats.losses;
         const secs = (performance.now() - started) / 1000;
         this.progress.update(done, {
-          loss: mean(l.map((x) => x.total)), box: mean(l.map((x) => x.box)), dfl: mean(l.map((x) => x.dfl)), cls: mean(l.map((x) => x.cls)),
+          loss: mean(l.map((x) => x.total)), components: this.meanComponents(l),
           imgPerS: stats.images / Math.max(secs, 1e-9), lr: this.optimizer.lrs[0]!,
         });
         const prof = this.profiler;
@@ -456,12 +441,10 @@ export class Trainer {
     const split = this.data!.val;
     if (!split) return null;
     const cfg = this.config;
-    const network = yolo9Family.create({ size: this.network.options.size, stateDict: this.evalState() }) as Yolo9Network;
-    const model = new LibreYOLOModel({
-      family: yolo9Family, size: network.options.size, task: 'detect', names: this.names, imgsz: [cfg.imgsz, cfg.imgsz],
-      weightsPath: null, format: 'fresh', network,
+    const network = this.family.create({ size: this.size, stateDict: this.evalState() });
+    const model = new EnginePredictor({
+      family: this.family, size: this.size, names: this.names, inputSize: [cfg.imgsz, cfg.imgsz], warn: this.warn,
       engine: new GraphEngine(network, { device: this.device, ...(cfg.threads ? { threads: cfg.threads } : {}) }),
-      warn: this.warn,
     });
     try {
       const r = await validate(model, split, { conf: 0.001, iou: 0.65, max_det: 300, batch: cfg.batch, imgsz: cfg.imgsz });
@@ -481,8 +464,8 @@ export class Trainer {
       config: { ...this.config },
       loss,
       best: this.best,
-      family: 'yolo9',
-      size: this.network.options.size,
+      family: this.family.name,
+      size: this.size,
       nc: this.network.nc,
       names: this.names,
       imgsz: this.config.imgsz,
@@ -502,7 +485,7 @@ export class Trainer {
         const { stats, stopped } = await this.trainEpoch(epoch);
         const losses = stats.losses;
         const lossMean = mean(losses.map((l) => l.total));
-        const items = { box: mean(losses.map((l) => l.box)), dfl: mean(losses.map((l) => l.dfl)), cls: mean(losses.map((l) => l.cls)) };
+        const items = this.meanComponents(losses);
         this.results.epoch_losses.push(lossMean);
         this.results.epoch_loss_items.push(items);
         this.results.epoch_lrs.push(this.optimizer.lrs[0]!);
@@ -550,15 +533,14 @@ export class Trainer {
           best_metric: this.best.validated ? this.best.mAP50_95 : null,
           best_metric_name: BEST_METRIC_KEY,
           best_epoch: this.best.validated ? this.best.epoch : null,
-          'train/box_loss': items.box,
-          'train/cls_loss': items.cls,
-          'train/dfl_loss': items.dfl,
+          // alphabetical, as the original's YOLOv9 columns (box, cls, dfl)
+          ...Object.fromEntries(Object.keys(items).sort().map((k) => [`train/${k}_loss`, items[k]!])),
           ...(metrics ?? {}),
         };
         this.optimizer.lrs.forEach((lr, k) => { row[`lr/group${k}`] = lr; });
         await this.csv.append(row);
         const secs = (performance.now() - t0) / 1000;
-        this.log(`Epoch ${epoch + 1}/${cfg.epochs}: loss ${lossMean.toFixed(4)} (box ${items.box.toFixed(4)} dfl ${items.dfl.toFixed(4)} cls ${items.cls.toFixed(4)}), ` +
+        this.log(`Epoch ${epoch + 1}/${cfg.epochs}: loss ${lossMean.toFixed(4)} (${Object.entries(items).map(([k, v]) => `${k} ${v.toFixed(4)}`).join(' ')}), ` +
           `${(stats.images / secs).toFixed(1)} img/s, ${secs.toFixed(1)}s` +
           (metrics ? `; mAP50 ${metrics['metrics/mAP50'].toFixed(4)} mAP50-95 ${metrics['metrics/mAP50-95'].toFixed(4)}${isBest ? ' (best)' : ''}` : ''));
         if (metrics && cfg.patience > 0 && this.badValidations >= cfg.patience) {
@@ -580,7 +562,7 @@ export class Trainer {
     this.results.best_mAP50_95 = this.best.mAP50_95;
     this.results.best_epoch = this.best.epoch;
     await writeJson(join(this.saveDir, 'summary.json'), {
-      model: `yolo9-${this.network.options.size}`, device: this.device.id, epochs: cfg.epochs, batch: cfg.batch, imgsz: cfg.imgsz,
+      model: this.modelName, device: this.device.id, epochs: cfg.epochs, batch: cfg.batch, imgsz: cfg.imgsz,
       accumulate: this.accumulate, amp: this.ampActive(cfg), amp_requested: cfg.amp, amp_skipped_steps: this.ampSkipped, seconds: Math.round(secs * 100) / 100,
       threads: cfg.threads ?? cpus().length,
       ...(this.autoBatch ? { auto_batch: { batch: this.autoBatch.batch, points: this.autoBatch.points, total_mb: this.autoBatch.totalMb, fraction: this.autoBatch.fraction } } : {}),

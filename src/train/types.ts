@@ -7,19 +7,16 @@ import type { HostTensor } from '../graph/tensor.ts';
 
 /** One training batch in the original's layout. */
 export interface TrainBatch {
-  /** `[B, 3, H, W]` float32, RGB, 0..1, top-left letterboxed (pad 114/255). */
+  /** `[B, 3, H, W]` float32, top-left letterboxed: RGB 0..1 (pad 114/255) from the loader; the family's input layout at the step. */
   images: HostTensor;
   /** `[B, M, 5]` float32 rows `[cls, x1, y1, x2, y2]` normalised to 0..1; padding rows are `[-1, 0, 0, 0, 0]` (all-zero rows are padding too). */
   targets: HostTensor;
 }
 
+/** The loss of a step: `total` (what is differentiated) and the family's logged components (YOLOv9: weighted box, dfl, cls). */
 export interface LossComponents {
-  /** 7.5*box + 1.5*dfl + 0.5*cls */
   total: number;
-  /** weighted */
-  box: number;
-  dfl: number;
-  cls: number;
+  [component: string]: number;
 }
 
 export interface StepResult {

@@ -13,6 +13,7 @@ import cliProgress from 'cli-progress';
 import { bundledModelPath, DEFAULT_MODEL } from '../assets.ts';
 import { LibreYOLOError } from '../errors.ts';
 import { describeBytes, describeLimit, limit, LIMITS } from '../util/limits.ts';
+import { listFamilies, type ModelFamily } from '../models/index.ts';
 
 export interface ResolveWeightsOptions {
   /** Download official weights that are missing (default true). */
@@ -30,25 +31,37 @@ export interface ResolveWeightsOptions {
 }
 
 const DEFAULT_ENDPOINT = 'https://huggingface.co';
-const WEIGHT_NAME = /libreyolo9(t|s|m|c)(-pose|-seg|-sem|-cls|-obb)?\.pt/i;
-const SIZES = ['t', 's', 'm', 'c'];
-const TASK_SUFFIXES = ['', '-pose', '-seg', '-sem', '-cls', '-obb'];
-
 export interface WeightName {
-  size: 't' | 's' | 'm' | 'c';
-  /** '' for detect, else '-pose', '-seg', '-sem', '-cls' or '-obb'. */
+  /** The registered family whose `filenamePrefix` the name starts with. */
+  family: string;
+  size: string;
+  /** '' for detect, else one of the family's task suffixes ('-seg', ...). */
   taskSuffix: string;
   /** Canonical repository and file stem, e.g. 'LibreYOLO9t-seg'. */
   stem: string;
 }
 
-/** Parses an official weight file name (case-insensitive search, as the original). */
+const escapeRe = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+function taskSuffixes(f: ModelFamily): readonly string[] {
+  return f.weightTaskSuffixes ?? [''];
+}
+
+/**
+ * Parses an official weight file name (case-insensitive search, as the original) against every
+ * registered family's `filenamePrefix`, sizes and task suffixes.
+ */
 export function parseWeightName(fileName: string): WeightName | null {
-  const m = WEIGHT_NAME.exec(fileName);
-  if (!m) return null;
-  const size = m[1]!.toLowerCase() as WeightName['size'];
-  const taskSuffix = (m[2] ?? '').toLowerCase();
-  return { size, taskSuffix, stem: `LibreYOLO9${size}${taskSuffix}` };
+  for (const f of listFamilies()) {
+    const suffixes = taskSuffixes(f).filter((t) => t !== '');
+    const re = new RegExp(`${escapeRe(f.filenamePrefix)}(${f.sizes.map(escapeRe).join('|')})(${suffixes.map(escapeRe).join('|')})?\\.pt`, 'i');
+    const m = re.exec(fileName);
+    if (!m) continue;
+    const size = m[1]!.toLowerCase();
+    const taskSuffix = (m[2] ?? '').toLowerCase();
+    return { family: f.name, size, taskSuffix, stem: `${f.filenamePrefix}${size}${taskSuffix}` };
+  }
+  return null;
 }
 
 export function weightsUrl(stem: string, endpoint: string = DEFAULT_ENDPOINT): string {
@@ -56,7 +69,15 @@ export function weightsUrl(stem: string, endpoint: string = DEFAULT_ENDPOINT): s
 }
 
 export function knownWeightNames(): string[] {
-  return SIZES.flatMap((s) => TASK_SUFFIXES.map((t) => `LibreYOLO9${s}${t}.pt`));
+  return listFamilies().flatMap((f) => f.sizes.flatMap((s) => taskSuffixes(f).map((t) => `${f.filenamePrefix}${s}${t}.pt`)));
+}
+
+/** `LibreYOLO9t|s|m|c[-pose|-seg].pt, LibreYOLOXn|...pt` for messages. */
+function namePatterns(): string {
+  return listFamilies().map((f) => {
+    const suffixes = taskSuffixes(f).filter((t) => t !== '');
+    return `${f.filenamePrefix}${f.sizes.join('|')}${suffixes.length ? `[${suffixes.join('|')}]` : ''}.pt`;
+  }).join(', ');
 }
 
 async function exists(p: string): Promise<boolean> {
@@ -123,7 +144,7 @@ function unknownName(given: string, file: string): LibreYOLOError {
   const advice = guess ? `Did you mean '${guess}'?` : 'Pass the path of an existing weights file, or an official name such as LibreYOLO9t.pt.';
   return new LibreYOLOError('model_not_found',
     `Model weights file not found: ${given}. It is not a local file, and '${file}' is not an official weight name ` +
-      `(LibreYOLO9t|s|m|c[-pose|-seg|-sem|-cls|-obb].pt), so it cannot be downloaded. ${advice}`,
+      `(${namePatterns()}), so it cannot be downloaded. ${advice}`,
     { suggestion: advice });
 }
 

@@ -1,4 +1,5 @@
 /** `libreyolo predict model=... source=... conf=0.25 save=true ...` */
+import { modelLine } from '../model-line.ts';
 import { Command, Option } from 'commander';
 import { dirname } from 'node:path';
 import { LibreYOLO } from '../../load.ts';
@@ -124,6 +125,7 @@ export function predictCommand(): Command {
           ...(flags.performStandardPred ? { perform_standard_pred: true } : {}),
           ...(flags.augment ? { augment: true } : {}),
         };
+        if (!flags.json) process.stdout.write(`${modelLine(model)}\n`);
         const results: Results[] = [];
         const started = performance.now();
         // Unreadable images in a folder or list come last, after every good result (summary, exit 3).
@@ -144,7 +146,7 @@ export function predictCommand(): Command {
         if (flags.json) {
           const [h, w] = flags.imgsz === undefined ? model.imgsz : typeof flags.imgsz === 'number' ? [flags.imgsz, flags.imgsz] : flags.imgsz;
           process.stdout.write(`${JSON.stringify({
-            schema_version: 1, source, model: flags.model, model_family: model.family.name, image_size: [h, w], device: model.device.id,
+            schema_version: 1, source, model: flags.model, model_family: model.family.name, model_size: model.size, image_size: [h, w], device: model.device.id,
             results: results.map(jsonResult), ...(saved.length ? { output_path: dirname(saved[0]!) } : {}),
             ...(failed ? { error: failed.code, failed: failed.failures.map((f) => ({ path: f.path, message: f.message })) } : {}),
           })}\n`);

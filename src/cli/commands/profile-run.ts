@@ -7,6 +7,7 @@ import { Command, Option } from 'commander';
 import { ProfileError } from '../../profile/errors.ts';
 import { pyF, pyJson } from '../../profile/pyfmt.ts';
 import { runTrainProfile } from '../../profile/train-run.ts';
+import { TRAINING_MODEL_SOURCE } from '../../load.ts';
 import { CliExit } from '../report.ts';
 import { parseInteger } from '../values.ts';
 
@@ -19,7 +20,7 @@ export function profileRunCommand(): Command {
   return new Command('run')
     .description('Profile training: a few train steps with the trainer (model.train({ profile: true })), written as a profile.')
     .argument('<data>', 'dataset yaml or name, e.g. coco128')
-    .option('--weights <weights>', 'weights to train from (yolo9t/s/m/c: fresh weights)', 'LibreYOLO9t.pt')
+    .option('--weights <weights>', 'weights to train from (a family and size such as yolo9t: fresh weights)', 'LibreYOLO9t.pt')
     .option('--size <size>', 'model size variant', 't')
     .option('--batch <n>', 'batch size (-1 = auto-fit to the memory budget)', parseInteger('batch'), 16)
     .option('--imgsz <n>', 'train image size', parseInteger('imgsz'), 640)
@@ -36,7 +37,7 @@ export function profileRunCommand(): Command {
     .action(async (data: string, f: RunFlags, cmd: Command) => {
       try {
         const { profilePath, profile: a, tracePath } = await runTrainProfile({
-          data, weights: f.weights, weightsFromDefault: cmd.getOptionValueSource('weights') === 'default', size: f.size, batch: f.batch, imgsz: f.imgsz, workers: f.workers, amp: f.amp,
+          data, weights: f.weights, models: TRAINING_MODEL_SOURCE, weightsFromDefault: cmd.getOptionValueSource('weights') === 'default', size: f.size, batch: f.batch, imgsz: f.imgsz, workers: f.workers, amp: f.amp,
           steps: f.steps, warmup: f.warmup, repeat: f.repeat, device: f.device, project: f.project,
           ...(f.threads ? { threads: f.threads } : {}),
           log: (line) => process.stderr.write(`${line}\n`),

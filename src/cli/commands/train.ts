@@ -1,18 +1,20 @@
 /**
  * `libreyolo train data=... model=... epochs=... batch=... imgsz=... device=... workers=... seed=...
  * project=... name=...` (key=value or --flag style). Every training config field is accepted as an
- * option; values are checked by the trainer's config resolution. `model=yolo9t` (or yolo9s/m/c)
- * starts from fresh weights; anything else is loaded like `LibreYOLO()` does (path, published name).
+ * option; values are checked by the trainer's config resolution. `model=<family><size>` (yolo9t,
+ * yoloxn, ...) starts from fresh weights; anything else is loaded like `LibreYOLO()` does.
  */
 import { Command, Option } from 'commander';
-import { existsSync } from 'node:fs';
-import { LibreYOLO } from '../../load.ts';
-import type { LibreYOLOModel } from '../../model.ts';
+import { loadForTraining } from '../../load.ts';
+import { listFamilies } from '../../models/index.ts';
 import { TRAIN_DEFAULTS, type TrainConfig } from '../../train/config.ts';
-import { createFreshModel, trainModel, type TrainOptions } from '../../train/trainer.ts';
+import { trainModel, type TrainOptions } from '../../train/trainer.ts';
 import { DEFAULT_PREDICT_MODEL } from './predict.ts';
 
-const FRESH = /^yolo9-?([tsmc])$/i;
+/** `yolo9t, yolo9s, ...; yoloxn, ...`: the fresh-model names of every trainable family. */
+function freshNames(): string {
+  return listFamilies().filter((f) => f.train).map((f) => f.sizes.map((s) => `${f.name}${s}`).join('/')).join(', ');
+}
 
 const HELP: Partial<Record<keyof TrainConfig, string>> = {
   data: 'dataset YAML path or built-in name (coco8, coco128)',
@@ -38,8 +40,8 @@ function flagName(key: string): string {
 
 export function trainCommand(): Command {
   const cmd = new Command('train')
-    .description('Train a YOLOv9 model on a YOLO-format dataset (key=value or --flag style).')
-    .option('--model <weights>', `weights to start from: a path, a published name, or yolo9t/s/m/c for fresh weights (default ${DEFAULT_PREDICT_MODEL})`, DEFAULT_PREDICT_MODEL)
+    .description(`Train a detector on a YOLO-format dataset (key=value or --flag style). Trainable families: ${listFamilies().filter((f) => f.train).map((f) => f.displayName).join(', ')}.`)
+    .option('--model <weights>', `weights to start from: a path, a published name, or ${freshNames()} for fresh weights (default ${DEFAULT_PREDICT_MODEL})`, DEFAULT_PREDICT_MODEL)
     .option('--cfg <yaml>', 'YAML of training arguments (explicit arguments win)');
   for (const [key, def] of Object.entries({ data: undefined, ...TRAIN_DEFAULTS }) as Array<[keyof TrainConfig, unknown]>) {
     const flag = flagName(key);
@@ -68,11 +70,8 @@ export function trainCommand(): Command {
     if (typeof flags.cfg === 'string') options.cfg = flags.cfg;
     const modelName = String(flags.model);
     const device = typeof options.device === 'string' && options.device !== '' ? options.device : 'cpu';
-    const fresh = FRESH.exec(modelName);
     const resumeLast = typeof options.resume === 'string' && options.resume !== 'true' && options.resume !== 'false' ? options.resume : null;
-    let model: LibreYOLOModel;
-    if (fresh && !existsSync(modelName)) model = createFreshModel(fresh[1]!.toLowerCase(), { device });
-    else model = await LibreYOLO(resumeLast ?? modelName, { device });
+    const model = await loadForTraining(resumeLast ?? modelName, { device });
     try {
       const results = await trainModel(model, options);
       if (json) {

@@ -1,4 +1,5 @@
 /** `libreyolo val model=... data=... split=val imgsz=... batch=16 conf=0.001 iou=0.6` */
+import { modelLine } from '../model-line.ts';
 import { Command } from 'commander';
 import { LibreYOLO } from '../../load.ts';
 import { formatMetrics, validate } from '../../val/validate.ts';
@@ -45,9 +46,9 @@ export function valCommand(): Command {
         });
         if (!flags.json) process.stderr.write('\n');
         if (flags.json) {
-          process.stdout.write(`${JSON.stringify({ schema_version: 1, model: flags.model, data: flags.data, split: flags.split, images: r.images, instances: r.instances, seconds: r.seconds, metrics: r.metrics })}\n`);
+          process.stdout.write(`${JSON.stringify({ schema_version: 1, model: flags.model, model_family: model.family.name, model_size: model.size, data: flags.data, split: flags.split, images: r.images, instances: r.instances, seconds: r.seconds, metrics: r.metrics })}\n`);
         } else {
-          process.stdout.write(`${formatMetrics(r)}  (${r.seconds.toFixed(1)}s)\n`);
+          process.stdout.write(`${modelLine(model)}\n${formatMetrics(r)}  (${r.seconds.toFixed(1)}s)\n`);
         }
       } finally {
         await model.close();

@@ -2,10 +2,11 @@
 import type { KeyLayout } from '../../graph/module.ts';
 import { asFloat32, type DType, type HostTensor } from '../../graph/tensor.ts';
 import { LibreYOLOError } from '../../errors.ts';
-import { DEFAULT_CAPABILITIES, type ModelFamily, type StateDict } from '../registry.ts';
+import { DEFAULT_CAPABILITIES, LETTERBOX_RGB_UNIT, type ModelFamily, type StateDict } from '../registry.ts';
 import { defaultClassWidth, YOLO9_SIZES, type Yolo9Size } from './config.ts';
 import { Yolo9Network } from './network.ts';
 import { initializeFresh } from './init.ts';
+import { yolo9TrainingHooks } from './train.ts';
 
 function tensorDims(sd: StateDict, ...keys: string[]): number[] | undefined {
   for (const k of keys) {
@@ -55,13 +56,26 @@ function convertTensor(t: HostTensor, dtype: DType): HostTensor {
   return { dtype: 'float32', dims: t.dims, data: asFloat32(t) };
 }
 
+/** Anchor count of the stride-8/16/32 head on an `h x w` input. */
+const anchorsFor = (h: number, w: number): number => [8, 16, 32].reduce((a, s) => a + Math.ceil(h / s) * Math.ceil(w / s), 0);
+
 export const yolo9Family: ModelFamily = {
   name: 'yolo9',
+  displayName: 'YOLOv9',
   filenamePrefix: 'LibreYOLO9',
+  weightTaskSuffixes: ['', '-pose', '-seg', '-sem', '-cls', '-obb'],
   sizes: YOLO9_SIZES,
   defaultImgsz: 640,
   imgszStride: 32,
   capabilities: { ...DEFAULT_CAPABILITIES, SUPPORTS_BATCHED_PREDICT: true, SUPPORTS_CUDA_GRAPH: true },
+  input: LETTERBOX_RGB_UNIT,
+  postprocess: { kind: 'nms', agnostic: false },
+  quantize: { keepFloat: [] },
+  train: yolo9TrainingHooks((size, stateDict) => yolo9Family.create({ size, stateDict })),
+  // The export is the predict graph: [B, 4+nc, anchors] (xyxy input pixels, class scores).
+  onnx: {
+    classCount: (dims, [h, w]) => (dims.length === 3 && dims[2] === anchorsFor(h, w) && dims[1]! > 4 ? dims[1]! - 4 : null),
+  },
 
   canLoad(keys) {
     if (keys.some((k) => k.includes('one2one_cv2') || k.includes('one2one_cv3') || k.includes('one_to_one_'))) return false;

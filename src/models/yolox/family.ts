@@ -6,7 +6,7 @@
 import { asFloat32, type DType, type HostTensor } from '../../graph/tensor.ts';
 import { LibreYOLOError } from '../../errors.ts';
 import { DEFAULT_CAPABILITIES, type ModelFamily, type StateDict } from '../registry.ts';
-import { YOLOX_CONFIGS, YOLOX_SIZES, type YoloxSize } from './config.ts';
+import { YOLOX_CONFIGS, YOLOX_SIZES, YOLOX_STRIDES, type YoloxSize } from './config.ts';
 import { initializeYolox } from './init.ts';
 import { YoloxNetwork } from './network.ts';
 import { yoloxCandidates } from './postprocess.ts';
@@ -69,6 +69,7 @@ export function loadYoloxStateDict(net: YoloxNetwork, stateDict: StateDict): voi
 
 export const yoloxFamily: ModelFamily = {
   name: 'yolox',
+  displayName: 'YOLOX',
   filenamePrefix: 'LibreYOLOX',
   sizes: YOLOX_SIZES,
   defaultImgsz: 640,
@@ -86,7 +87,14 @@ export const yoloxFamily: ModelFamily = {
     return c === undefined ? null : SIZE_BY_STEM[c] ?? null;
   },
 
+  // The network's input layout (BGR 0..255, top-left letterbox with 114): the trainer converts its
+  // batches to it; predict resizes as the original does (PIL, yoloxPreprocess).
+  input: { resize: 'letterbox', pad: 114, channels: 'bgr', scale: 1 },
   preprocess: yoloxPreprocess,
+  // A metadata-less export: output [B, anchors, 5 + nc] (cx, cy, w, h, objectness, classes).
+  onnx: {
+    classCount: (dims, [h, w]) => (dims.length === 3 && dims[1] === YOLOX_STRIDES.reduce((a, s) => a + (h / s) * (w / s), 0) && dims[2]! > 5 ? dims[2]! - 5 : null),
+  },
   candidates: yoloxCandidates,
 
   create({ size, nc, stateDict }) {
