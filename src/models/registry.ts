@@ -185,6 +185,21 @@ export interface TrainingHooks {
   adaptClasses(stateDict: StateDict, size: string, nc: number, seed: number): DetectionNetwork;
   /** Re-seeds the fresh initialisation of a network `create` made. */
   initialize(network: DetectionNetwork, seed: number): void;
+  /** Called on the network to train before the first step (not on resume): YOLOX's head-bias prior. */
+  onSetup?(network: DetectionNetwork): void;
+  /** The family's own learning-rate schedule (per optimizer step); absent: the core's `scheduler`. */
+  schedule?(cfg: ScheduleInputs): { lr(step: number): number };
+}
+
+/** What a family's LR schedule is built from (the run's config and its length in optimizer steps). */
+export interface ScheduleInputs {
+  lr0: number;
+  epochs: number;
+  stepsPerEpoch: number;
+  warmupEpochs: number;
+  warmupLrStart: number;
+  minLrRatio: number;
+  noAugEpochs: number;
 }
 
 /** How exported ONNX files without LibreYOLO metadata are recognised, and read when their output differs. */

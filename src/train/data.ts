@@ -40,6 +40,9 @@ export async function openTrainData(cfg: TrainConfig, ds: DatasetConfig, options
   let val: DatasetSplit | null = null;
   if (ds.splits.val?.length) val = await loadSplit(ds, 'val', dsOptions);
   else options.warn(`Dataset '${ds.name}' has no 'val' split: training runs without validation and writes no best.pt.`);
+  if (cfg.degrees > 0 || cfg.shear > 0) {
+    options.warn(`degrees=${cfg.degrees}, shear=${cfg.shear}: the random affine after mosaic (rotation, shear, mosaic_scale) is not implemented in this package; images get the mosaic, HSV and flip augmentations only.`);
+  }
   if (cfg.mixup_prob > 0) options.warn('mixup_prob > 0: mixup is not implemented in this package and is skipped (the original drops the mixed image\'s labels anyway).');
   if (cfg.cache) options.warn(`cache=${String(cfg.cache)} is not implemented; images are decoded every epoch.`);
   const loader: DataLoader = createLoader(train, {

@@ -152,7 +152,7 @@ interface EpochStats {
 
 export class Trainer {
   private optimizer!: Optimizer;
-  private schedule!: LRSchedule;
+  private schedule!: { lr(step: number): number };
   private ema: ModelEMA | null = null;
   private best: BestState = { ...NO_BEST };
   private startEpoch = 0;
@@ -237,6 +237,7 @@ export class Trainer {
         warn(`pretrained: transferred ${copied} tensors from ${path}.`);
       }
     }
+    if (!resume) hooks.onSetup?.(network);
     const trainer = new Trainer(config, family, model.size, network, device, names, runtime);
     trainer.datasetConfig = dataCfg;
     trainer.resumeFrom = resume;
@@ -288,10 +289,11 @@ export class Trainer {
     const batchesPerEpoch = this.data!.batchesPerEpoch;
     const stepsPerEpoch = Math.ceil(batchesPerEpoch / this.accumulate);
     this.optimizer = Optimizer.create(this.named(), { optimizer: cfg.optimizer, lr0: cfg.lr0, momentum: cfg.momentum, weightDecay: cfg.weight_decay, nesterov: cfg.nesterov });
-    this.schedule = new LRSchedule({
-      scheduler: cfg.scheduler, lr0: cfg.lr0, epochs: cfg.epochs, stepsPerEpoch,
-      warmupEpochs: cfg.warmup_epochs, warmupLrStart: cfg.warmup_lr_start, minLrRatio: cfg.min_lr_ratio,
-    });
+    const sched = {
+      lr0: cfg.lr0, epochs: cfg.epochs, stepsPerEpoch,
+      warmupEpochs: cfg.warmup_epochs, warmupLrStart: cfg.warmup_lr_start, minLrRatio: cfg.min_lr_ratio, noAugEpochs: cfg.no_aug_epochs,
+    };
+    this.schedule = this.hooks.schedule?.(sched) ?? new LRSchedule({ scheduler: cfg.scheduler, ...sched });
     if (cfg.ema) this.ema = new ModelEMA(this.named(), cfg.ema_decay);
 
     const resume = this.resumeFrom;

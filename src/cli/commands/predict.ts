@@ -125,7 +125,6 @@ export function predictCommand(): Command {
           ...(flags.performStandardPred ? { perform_standard_pred: true } : {}),
           ...(flags.augment ? { augment: true } : {}),
         };
-        if (!flags.json) process.stdout.write(`${modelLine(model)}\n`);
         const results: Results[] = [];
         const started = performance.now();
         // Unreadable images in a folder or list come last, after every good result (summary, exit 3).
@@ -134,6 +133,8 @@ export function predictCommand(): Command {
           for await (const r of model.predict(source, options)) {
             results.push(r);
             if (!flags.json) {
+              // Named with the first result, so a source that fails prints nothing on stdout.
+              if (results.length === 1) process.stdout.write(`${modelLine(model)}\n`);
               const ms = r.speed.preprocess + r.speed.inference + r.speed.postprocess;
               process.stdout.write(`image ${results.length}/${total} ${r.path ?? 'input'}: ${r.orig_shape[1]}x${r.orig_shape[0]} ${summaryLine(r)}, ${ms.toFixed(1)}ms\n`);
             }
