@@ -254,7 +254,8 @@ async function probeFamily(engine: OnnxFileEngine, path: string, io: string, bat
     const nc = dims[0] === batch ? recognise?.classCount(dims, [h, w]) ?? null : null;
     if (nc !== null && nc >= 1) return { family, nc };
   }
-  throw notDetector(path, `${io}; ${what} gives output ${shapeText(dims)}, which no family's export layout matches (${candidates.map((f) => f.name).join(', ')})`, false);
+  const layouts = candidates.filter((f) => f.onnx).map((f) => `${f.onnx!.layout(batch, [h, w])} (${f.name})`).join(' or ');
+  throw notDetector(path, `${io}; ${what} gives output ${shapeText(dims)}, expected ${layouts}`, false);
 }
 
 /**

@@ -1,6 +1,6 @@
 /** Value parsers for CLI options; bad values are usage errors (exit 2) with the option named. */
 import { LibreYOLOError } from '../errors.ts';
-import { checkImgszLimit } from '../predict/options.ts';
+import { checkImgszLimit } from '../util/imgsz.ts';
 
 export function parseNumber(name: string): (v: string) => number {
   return (v) => {

@@ -14,7 +14,8 @@ import { buildExportGraph } from '../runtime/graph-engine.ts';
 import { VERSION } from '../version.ts';
 import { exportMetadata } from './metadata.ts';
 import type { LibreYOLOModel } from '../model.ts';
-import { defaultWarn, flag, type Warn } from '../predict/options.ts';
+import { flag } from '../predict/options.ts';
+import { defaultWarn, type Warn } from '../util/warn.ts';
 import { normalizeImgsz } from '../util/imgsz.ts';
 import { checkFamilyImgsz } from '../models/registry.ts';
 

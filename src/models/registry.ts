@@ -206,6 +206,8 @@ export interface ScheduleInputs {
 export interface OnnxRecognition {
   /** Class count if an output of these dims (for an `h x w` input) is this family's export, else null. */
   classCount(outputDims: readonly number[], hw: [number, number]): number | null;
+  /** The export's output shape for messages, e.g. `[1,4+nc,8400]`. */
+  layout(batch: number, hw: [number, number]): string;
   /** Converts the file's output to the predict layout `[B, 4+nc, A]` (absent: it already is). */
   toPredictLayout?(output: HostTensor): HostTensor;
 }

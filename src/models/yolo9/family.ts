@@ -75,6 +75,7 @@ export const yolo9Family: ModelFamily = {
   // The export is the predict graph: [B, 4+nc, anchors] (xyxy input pixels, class scores).
   onnx: {
     classCount: (dims, [h, w]) => (dims.length === 3 && dims[2] === anchorsFor(h, w) && dims[1]! > 4 ? dims[1]! - 4 : null),
+    layout: (batch, [h, w]) => `[${batch},4+nc,${anchorsFor(h, w)}]`,
   },
 
   canLoad(keys) {

@@ -67,6 +67,9 @@ export function loadYoloxStateDict(net: YoloxNetwork, stateDict: StateDict): voi
   }
 }
 
+/** Anchors of the stride-8/16/32 head on an `h x w` input. */
+const anchorCount = (h: number, w: number): number => YOLOX_STRIDES.reduce((a, s) => a + (h / s) * (w / s), 0);
+
 export const yoloxFamily: ModelFamily = {
   name: 'yolox',
   displayName: 'YOLOX',
@@ -93,7 +96,8 @@ export const yoloxFamily: ModelFamily = {
   preprocess: yoloxPreprocess,
   // A metadata-less export: output [B, anchors, 5 + nc] (cx, cy, w, h, objectness, classes).
   onnx: {
-    classCount: (dims, [h, w]) => (dims.length === 3 && dims[1] === YOLOX_STRIDES.reduce((a, s) => a + (h / s) * (w / s), 0) && dims[2]! > 5 ? dims[2]! - 5 : null),
+    classCount: (dims, [h, w]) => (dims.length === 3 && dims[1] === anchorCount(h, w) && dims[2]! > 5 ? dims[2]! - 5 : null),
+    layout: (batch, [h, w]) => `[${batch},${anchorCount(h, w)},5+nc]`,
   },
   candidates: yoloxCandidates,
 
