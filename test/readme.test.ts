@@ -29,6 +29,9 @@ const QUICK: [string, string][] = [
   ['epochs=30', 'epochs=1'],
   ['epochs: 10', 'epochs: 1'],
   ['--warmup 5 --runs 20 --repeat 3', '--warmup 1 --runs 3 --repeat 2'],
+  // the quick dataset (24 images) holds 6 iterations of batch 4: the default window would exit 3
+  ['--batch 8 --imgsz 160 --project runs/profile/t', '--batch 4 --imgsz 160 --steps 4 --warmup 2 --project runs/profile/t'],
+  ['--batch 8 --imgsz 160 --repeat 3 --project runs/profile/r', '--batch 4 --imgsz 160 --steps 4 --warmup 2 --repeat 2 --project runs/profile/r'],
 ];
 
 /** Lines the test does not run, with the reason. */

@@ -6,7 +6,7 @@
  * memory and fits the batch.
  */
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { before, describe, it } from 'node:test';
@@ -17,7 +17,7 @@ import { TRAINING_MODEL_SOURCE } from '../src/load.ts';
 import { ProfileError } from '../src/profile/errors.ts';
 import type { ProfileAnalysis } from '../src/profile/schema.ts';
 import { PHASE_COLOURS } from '../src/profile/timeline-html.ts';
-import { runTrainProfile, TrainStepProfiler, WindowNotFilled } from '../src/profile/train-run.ts';
+import { runNames, runTrainProfile, TrainStepProfiler, WindowNotFilled } from '../src/profile/train-run.ts';
 import { parseDevice } from '../src/runtime/device.ts';
 import { fitAutoBatch, probeAutoBatch } from '../src/train/autobatch.ts';
 import { runCli as runCliDefault } from './helpers/cli.ts';
@@ -133,6 +133,15 @@ describe('libreyolo profile run', () => {
     assert.equal(err.exitCode, 3);
     assert.match(err.message, /^no profile produced for run 0: the window \(warmup 2 \+ steps 4\) never filled \(8 train images at batch \d+ give 1 iterations per epoch; the window must fit in one epoch\)\. Use a larger dataset, fewer --steps, or a smaller --batch\.$/);
     assert.ok(!existsSync(join(tmp, 'runs', 'auto')));
+  });
+
+  it('never overwrites an earlier profile: prof, prof2, ... (prof2_<i> and profile_repeat2.json with --repeat)', () => {
+    const project = join(tmp, 'names');
+    mkdirSync(join(project, 'prof'), { recursive: true });
+    assert.equal(runNames(project, 1).trial(0), 'prof2');
+    assert.deepEqual([runNames(project, 2).trial(0), runNames(project, 2).trial(1), runNames(project, 2).aggregate], ['prof_0', 'prof_1', 'profile_repeat.json']);
+    writeFileSync(join(project, 'profile_repeat.json'), '{}');
+    assert.deepEqual([runNames(project, 2).trial(1), runNames(project, 2).aggregate], ['prof2_1', 'profile_repeat2.json']);
   });
 
   it('an epoch that ends before the window closes stops the run (WindowNotFilled), never spanning epochs', async () => {

@@ -525,9 +525,10 @@ export async function runTrainProfile(options: TrainRunOptions): Promise<TrainRu
   const paths: string[] = [];
   const trials: number[] = [];
   let lastDir = '';
+  const names = runNames(resolve(cwd, o.project), repeat);
   const quiet = (): void => undefined;
   for (let i = 0; i < repeat; i++) {
-    const name = repeat > 1 ? `prof_${i}` : 'prof';
+    const name = names.trial(i);
     let model: LibreYOLOModel;
     try {
       model = await loadWeights(o, device);
@@ -564,7 +565,7 @@ export async function runTrainProfile(options: TrainRunOptions): Promise<TrainRu
   }
   const tracePath = join(lastDir, TRACE_FILE);
   if (trials.length > 1) {
-    const profilePath = resolve(cwd, o.project, RUN_REPEAT_FILE);
+    const profilePath = resolve(cwd, o.project, names.aggregate);
     const profile = aggregateRunTrials(profiles, paths, trials);
     await writeFileAtomic(profilePath, pyJson(validateProfile(profile)));
     return { profilePath, profile, tracePath };
@@ -600,6 +601,22 @@ async function checkWindowFits(o: TrainRunOptions, cwd: string): Promise<{ image
   return { images, perEpoch };
 }
 
+/**
+ * The trials' folder names: the original's `prof` (or `prof_<i>` and `profile_repeat.json` with
+ * --repeat), then `prof2`, `prof3`, ... (`prof2_<i>`, `profile_repeat2.json`) so an earlier profile
+ * in the same project is never overwritten.
+ */
+export function runNames(projectDir: string, repeat: number): { trial: (i: number) => string; aggregate: string } {
+  for (let k = 1; ; k++) {
+    const stem = k === 1 ? 'prof' : `prof${k}`;
+    const trial = (i: number): string => (repeat > 1 ? `${stem}_${i}` : stem);
+    const aggregate = RUN_REPEAT_FILE.replace(/\.json$/, `${k === 1 ? '' : k}.json`);
+    const taken = Array.from({ length: repeat }, (_, i) => trial(i)).some((n) => existsSync(join(projectDir, n))) ||
+      (repeat > 1 && existsSync(join(projectDir, aggregate)));
+    if (!taken) return { trial, aggregate };
+  }
+}
+
 /** `--batch -1`, as the seed says: the batch whose train step fits about 70% of the device's memory. */
 export const PROFILE_AUTOBATCH_FRACTION = 0.7;
 
@@ -626,7 +643,7 @@ async function autoBatch(o: TrainRunOptions, device: Device): Promise<number> {
 
 /** What the run was asked, in one line (the window, not the trainer's epoch budget). */
 function banner(o: TrainRunOptions, model: LibreYOLOModel, device: Device, split: { images: number; perEpoch: number } | null, prefix: string): string {
-  const amp = o.amp ? (device.kind === 'cpu' ? 'amp=True (ignored on cpu: float32)' : 'amp=True') : 'amp=False';
+  const amp = o.amp ? (device.kind === 'cpu' ? 'amp=true (ignored on cpu: float32)' : 'amp=true') : 'amp=false';
   const batch = o.batch < 1 ? 'batch=-1 (auto-fit)' : `batch=${o.batch}`;
   const epoch = split ? ` of the epoch's ${split.perEpoch} (${split.images} train images)` : ' of one epoch';
   return `profile run: ${prefix}${model.family.name}-${model.size} on ${device.id}  ${batch}  imgsz=${o.imgsz}  workers=${o.workers}  ${amp}\n` +
