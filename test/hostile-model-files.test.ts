@@ -182,8 +182,8 @@ before(async () => {
   write('size-traversal.onnx', refOnnxWith({ size: '../../../escape', model_size: '../../../escape' }));
   // Item 9: a static 30000x30000 input.
   write('input-huge.onnx', onnxWith([1, 3, 30000, 30000], [1, 6, 'n'], { model_family: 'yolo9', nc: '2' }));
-  // Item 9: metadata nested a million lists deep (EMPTY_LIST x N, then APPEND x N-1).
-  const depth = 1_000_000;
+  // Item 9: metadata nested half a million lists deep (EMPTY_LIST x N, then APPEND x N-1).
+  const depth = 500_000;
   const deep = new Uint8Array(depth * 2 + 64);
   let p = 0;
   const put = (...b: number[]) => { for (const x of b) deep[p++] = x; };
@@ -193,6 +193,13 @@ before(async () => {
   for (let i = 1; i < depth; i++) put(0x61);
   put(0x73, 0x2e); // SETITEM, STOP
   write('deep.pt', craftCheckpoint(deep.subarray(0, p)));
+  // A pickle is a program: 2 bytes (EMPTY_LIST, APPEND) make a list; 3 MB ask for 1.5 million of them.
+  const many = 1_500_000;
+  const flat = new Uint8Array(many * 2 + 16);
+  flat.set([0x80, 0x02, 0x7d, 0x58, 4, 0, 0, 0, ...Buffer.from('meta'), 0x5d]);
+  for (let i = 0; i < many; i++) flat.set([0x5d, 0x61], 13 + 2 * i);
+  flat.set([0x73, 0x2e], 13 + 2 * many);
+  write('objects.pt', craftCheckpoint(flat.subarray(0, 15 + 2 * many)));
 
   crafted = new Set(filesUnder(dir));
   baseline = await predict('plain.pt');
@@ -412,7 +419,13 @@ describe('misleading errors (issue 15 item 9, model files)', { concurrency: 2 },
     assert.deepEqual(ck.metadata, { nc: 2, names: { 0: 'cat', 1: 'dog' }, imgsz: 640, half: false, ok: true, big: 2 ** 40, lr: 0.01, size: 't' });
   });
 
-  test('a pickle nested a million lists deep exits 4 with a clear message', async () => {
+  test('a pickle that creates 1.5 million objects in 3 MB is refused (pickleObjects)', async () => {
+    const r = await predict('objects.pt');
+    expectCli(r, 4, /^Error: Cannot load .*objects\.pt: its pickle creates more than 1000000 objects \(at byte \d+\); a checkpoint needs about 20 per tensor\. The file is crafted or damaged\. If you trust it: To allow more, set LIBREYOLO_MAX_PICKLE_OBJECTS/m);
+    expectBounded(r);
+  });
+
+  test('a pickle nested half a million lists deep exits 4 with a clear message', async () => {
     const r = await predict('deep.pt');
     expectCli(r, 4, /^Error: Cannot load .*deep\.pt: its metadata nests containers more than 100 levels deep, which no checkpoint needs; the file is damaged or crafted\.$/m);
     expectBounded(r);

@@ -45,6 +45,8 @@ export const LIMITS = {
   unzipRatio: { env: 'LIBREYOLO_MAX_UNZIP_RATIO', default: 10, unit: 'ratio', what: 'unpacked bytes per zip archive byte' },
   /** A checkpoint's pickle (data.pkl): the object tree, whose tensors live outside it. */
   pickleBytes: { env: 'LIBREYOLO_MAX_PICKLE_BYTES', default: 256 * 2 ** 20, unit: 'bytes', what: 'checkpoint pickle size' },
+  /** Objects (containers, strings, calls) a checkpoint pickle may create: real ones need about 20 per tensor. */
+  pickleObjects: { env: 'LIBREYOLO_MAX_PICKLE_OBJECTS', default: 1_000_000, unit: 'count', what: 'objects a checkpoint pickle creates' },
   /** Tensor bytes a checkpoint may rebuild per byte of storage it holds, beyond a 64 MiB allowance. */
   tensorExpansion: { env: 'LIBREYOLO_MAX_TENSOR_EXPANSION', default: 2, unit: 'ratio', what: 'tensor bytes per checkpoint storage byte' },
   /** Largest class count a model file may declare. */

@@ -27,7 +27,7 @@
 
 import { LibreYOLOError } from '../errors.ts';
 import { BYTES_PER_ELEMENT, f16ToF32, fromBytes, numel, zeros, type DType, type HostTensor } from '../graph/tensor.ts';
-import { describeBytes, describeLimit, raiseAdvice, RATIO_ALLOWANCE_BYTES } from '../util/limits.ts';
+import { describeBytes, describeLimit, limit, raiseAdvice, RATIO_ALLOWANCE_BYTES } from '../util/limits.ts';
 
 // ---------------------------------------------------------------------------------------------
 // Value types
@@ -77,6 +77,8 @@ export interface UnpickleOptions {
   source?: string;
   /** Tensor bytes allowed per storage byte loaded (beyond 64 MiB); default 2. */
   maxTensorExpansion?: number;
+  /** Values (containers, strings, calls, ...) the pickle may create; default the pickleObjects limit. */
+  maxObjects?: number;
 }
 
 /** Bytes of storage loaded and of tensors rebuilt from them, for the expansion cap. */
@@ -296,6 +298,15 @@ function small(v: bigint): number | bigint {
 
 const utf8 = new TextDecoder('utf-8');
 
+/**
+ * Opcodes that allocate a JS object (container, string, bytes, bigint, call result, mark frame).
+ * A pickle is a program: two bytes (EMPTY_LIST, APPEND) make a list, so a few MB can ask for
+ * gigabytes of small objects; these are counted against the pickleObjects limit.
+ */
+const ALLOCATES = new Uint8Array(256);
+for (const op of [0x7d, 0x5d, 0x29, 0x8f, 0x74, 0x6c, 0x85, 0x86, 0x87, 0x91, 0x64, 0x58, 0x8d, 0x8c, 0x54, 0x55, 0x42, 0x43, 0x8e,
+  0x96, 0x8a, 0x8b, 0x4c, 0x52, 0x81, 0x92, 0x51, 0x28]) ALLOCATES[op] = 1;
+
 /** Longest LONG1/LONG4 integer accepted, in bytes (LONG1 is at most 255 anyway). */
 const MAX_LONG_BYTES = 4096;
 
@@ -406,8 +417,15 @@ export function unpickle(bytes: Uint8Array, options: UnpickleOptions = {}): PyVa
     return small(BigInt(digits.trim()));
   };
 
+  const maxObjects = options.maxObjects ?? limit('pickleObjects');
+  let objects = 0;
   for (;;) {
     const op = u8();
+    if (ALLOCATES[op] && ++objects > maxObjects) {
+      throw new LibreYOLOError('model_load_failed',
+        `Cannot load ${source}: its pickle creates more than ${maxObjects} objects (at byte ${pos - 1}); a checkpoint needs about 20 per tensor. ` +
+          `The file is crafted or damaged. If you trust it: ${raiseAdvice('pickleObjects')}`);
+    }
     switch (op) {
       case 0x80: { // PROTO
         const v = u8();
