@@ -81,7 +81,7 @@ if (!values['skip-train']) {
   const img: Record<'trace' | 'plain', number[]> = { trace: [], plain: [] };
   try {
     // One epoch holds the window (warmup + steps batches) with one batch to spare.
-    const { yaml } = await generateSynthDataset({ out: join(root, 'shapes'), seed: 1, train: (warmup + steps + 1) * batch, val: 2, imgsz, classes: ['a', 'b', 'c', 'd', 'e', 'f'] });
+    const { yaml } = await generateSynthDataset({ out: join(root, 'shapes'), seed: 1, train: (warmup + steps + 1) * batch, val: 2, imgsz, classes: ['circle', 'square', 'triangle', 'star', 'ellipse', 'rectangle'] });
     for (let r = 0; r < rounds; r++) {
       for (const mode of r % 2 ? (['trace', 'plain'] as const) : (['plain', 'trace'] as const)) {
         const project = join(root, `${mode}-${r}`);

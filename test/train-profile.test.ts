@@ -6,10 +6,10 @@
  * memory and fits the batch.
  */
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { before, describe, it } from 'node:test';
+import { after, before, describe, it } from 'node:test';
 import { generateSynthDataset } from '../src/data/synth.ts';
 import { yolo9Family } from '../src/models/yolo9/family.ts';
 import type { Yolo9Network } from '../src/models/yolo9/network.ts';
@@ -27,7 +27,8 @@ import { checkTimeline } from './helpers/timeline-browser.ts';
 const runCli = (args: string[], cwd: string) => runCliDefault(args, cwd, {}, { timeoutMs: 900_000 });
 
 describe('libreyolo profile run', () => {
-  const tmp = mkdtempSync(join(tmpdir(), 'libreyolo-train-profile-'));
+  const tmp = mkdtempSync(join(tmpdir(), 'ly-train-profile-test-'));
+  after(() => rmSync(tmp, { recursive: true, force: true }));
   let yaml = '';
   let small = '';
   before(async () => {

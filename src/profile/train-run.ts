@@ -388,6 +388,14 @@ export class TrainStepProfiler implements TrainProfiler, SpanRecorder {
     if (this.ortDir) await rm(this.ortDir, { recursive: true, force: true });
   }
 
+  /**
+   * Removes ORT's temp folder again: the trainer closes its step sessions after the profiler, and
+   * ORT can leave an (empty) profile file behind as a session goes; `profile run` calls this last.
+   */
+  async removeTempFiles(): Promise<void> {
+    if (this.ortDir) await rm(this.ortDir, { recursive: true, force: true });
+  }
+
   /** An unfinished window leaves no files: stop recording and remove ORT's temp files. */
   async close(): Promise<void> {
     await this.cleanup();
@@ -536,6 +544,8 @@ export async function runTrainProfile(options: TrainRunOptions): Promise<TrainRu
       throw asProfileError(err);
     }
     o.log?.(banner(o, model, device, split, repeat > 1 ? `trial ${i + 1}/${repeat}: ` : ''));
+    const factory = trainProfilerFactory({ singleEpoch: true, ...(o.log ? { log: o.log } : {}) });
+    const made: TrainProfiler[] = [];
     try {
       // The trainer's own progress is off: it would report its epoch budget (`epochs`, an upper
       // bound nobody asked for; the window closes inside the first epoch). The profiler logs instead.
@@ -544,12 +554,17 @@ export async function runTrainProfile(options: TrainRunOptions): Promise<TrainRu
         profile: true, profile_then_stop: true, profile_steps: o.steps, profile_warmup: o.warmup, profile_open: false,
         no_aug_epochs: 0, project: o.project, name, exist_ok: true, verbose: false,
         ...(o.threads ? { threads: o.threads } : {}),
-      }, { warn: o.warn ?? quiet, cwd, profiler: trainProfilerFactory({ singleEpoch: true, ...(o.log ? { log: o.log } : {}) }) });
+      }, { warn: o.warn ?? quiet, cwd, profiler: async (ctx) => {
+        const p = await factory(ctx);
+        made.push(p);
+        return p;
+      } });
     } catch (err) {
       if (err instanceof WindowNotFilled) throw windowNeverFilled(i, o);
       throw asProfileError(err);
     } finally {
       await model.close();
+      for (const p of made) if (p instanceof TrainStepProfiler) await p.removeTempFiles();
       // A profile-only run writes no checkpoint: leave no empty weights/ folder (rmdir refuses a full one).
       await rmdir(join(resolve(cwd, o.project, name), 'weights')).catch(() => undefined);
     }
