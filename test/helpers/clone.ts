@@ -53,15 +53,22 @@ export interface ShellRun {
   stderr: string;
 }
 
-/** `bash -c command` in `cwd` with exactly `env`; killed after `timeoutMs`. */
+/** `bash -c command` in `cwd` with exactly `env`; its whole process group is killed after `timeoutMs`. */
 export function runShell(command: string, cwd: string, env: NodeJS.ProcessEnv, timeoutMs = 600_000): Promise<ShellRun> {
   return new Promise((resolve, reject) => {
-    const child = spawn('bash', ['-c', command], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    // Its own process group, so a timeout also ends what npx and npm started below it.
+    const child = spawn('bash', ['-c', command], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (s: string) => (stdout += s));
     child.stderr.setEncoding('utf8').on('data', (s: string) => (stderr += s));
-    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    const timer = setTimeout(() => {
+      try {
+        process.kill(-child.pid!, 'SIGKILL');
+      } catch {
+        child.kill('SIGKILL');
+      }
+    }, timeoutMs);
     child.on('error', reject);
     child.on('close', (code) => {
       clearTimeout(timer);
