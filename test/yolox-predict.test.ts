@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { LibreYOLO, type LibreYOLOModel, type Results } from '../src/index.ts';
 import { loadImageFile, type RgbImage } from '../src/data/image.ts';
+import { HALF_NOTICE } from '../src/predict/options.ts';
 import { cropImage, sliceBoxes } from '../src/predict/tiling.ts';
 import { flipHorizontal } from '../src/predict/tta.ts';
 import { setSpanRecorder, type HostSpan } from '../src/runtime/spans.ts';
@@ -112,11 +113,11 @@ describe('predict controls on YOLOX-n', () => {
     assert.deepEqual(only.boxes.data, top.filter((r) => r[5] === cls));
   });
 
-  it("half warns once with the original's text and changes nothing; graph capture is refused for yolox", async () => {
+  it('half warns once (the notice says what it does here) and changes nothing; graph capture is refused for yolox', async () => {
     const plain = await one(photo);
     const half = await one(photo, { half: true });
     assert.deepEqual(half.boxes.data, plain.boxes.data);
-    assert.ok(warnings.some((w) => /Predict option 'half' is accepted for CLI compatibility but is currently a no-op/.test(w)), warnings.join('\n'));
+    assert.equal(warnings.filter((w) => w.includes(HALF_NOTICE)).length, 1, warnings.join('\n'));
     await assert.rejects(one(photo, { cuda_graph: true }), /cuda_graph is not supported for the 'yolox' family yet/);
     const cpu = await one(photo, { device: 'cpu' });
     assert.deepEqual(cpu.boxes.data, plain.boxes.data);
