@@ -1,8 +1,8 @@
 /**
  * Predict controls on YOLOX (the reference YOLOX-n on the original's photo): stacked batches and
  * streams give the per-image results, TTA merges the mirrored view, tiling stitches tiles, `classes`
- * filters after max_det, `half` warns, graph capture is refused for the family, and the fp16 export
- * reloads and predicts like float32.
+ * filters after max_det, `half` warns, graph capture is refused for the family, the fp16 export
+ * reloads and predicts like float32, and quantize fp16/bf16 runs with float32 IO.
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -142,6 +142,43 @@ describe('predict controls on YOLOX-n', () => {
       assert.ok(Math.abs(r.length - plain.length) <= 2);
     } finally {
       await half.close();
+    }
+  });
+
+  it('quantize fp16 and bf16 keep float32 IO and the clear detections; the quantized export reloads; dequantize is exact', async () => {
+    const m = await LibreYOLO(fixture('yoloxn_ref.pt'), { progress: false, warn: (w) => warnings.push(w) });
+    try {
+      const plain = await m.predict(PHOTO);
+      assert.ok(!Array.isArray(plain));
+      const clear = plain.boxes.data.filter((row) => row[4]! >= 0.4);
+      await m.quantize({ recipe: 'fp16' });
+      assert.equal(m.precision, 'fp16');
+      assert.ok(warnings.includes('fp16 on CPU is functional but slow; use a GPU device.'));
+      const q = await m.predict(PHOTO);
+      assert.ok(!Array.isArray(q));
+      for (const row of clear) {
+        assert.ok(q.boxes.data.some((o) => o[5] === row[5] && Math.abs(o[4]! - row[4]!) <= 0.08 && o.slice(0, 4).every((v, j) => Math.abs(v - row[j]!) <= 4)), `fp32 row ${row.join(',')} has no fp16 counterpart`);
+      }
+      const path = await m.export({ format: 'onnx', output_path: join(dir, 'yoloxn-fp16.onnx') });
+      const reloaded = await LibreYOLO(path);
+      try {
+        assert.equal(reloaded.precision, 'fp16');
+        const r = await reloaded.predict(PHOTO);
+        assert.ok(!Array.isArray(r));
+        assertRowsClose(r.boxes.data, q.boxes.data, 'quantized export vs quantized model', 1e-2, 1e-3);
+      } finally {
+        await reloaded.close();
+      }
+      await m.dequantize();
+      const back = await m.predict(PHOTO);
+      assert.ok(!Array.isArray(back));
+      assert.deepEqual(back.boxes.data, plain.boxes.data, 'dequantize is exact');
+      await m.quantize({ recipe: 'bf16' });
+      assert.equal(m.precision, 'bf16');
+      const b = await m.predict(PHOTO);
+      assert.ok(!Array.isArray(b) && b.length > 0);
+    } finally {
+      await m.close();
     }
   });
 });

@@ -80,6 +80,8 @@ export const yoloxFamily: ModelFamily = {
   imgszStride: 32,
   // One forward serves a stacked batch; graph capture stays off until replay is verified for YOLOX.
   capabilities: { ...DEFAULT_CAPABILITIES, SUPPORTS_BATCHED_PREDICT: true },
+  // fp16/bf16 cast everything: keeping the head or the decode in float32 changed nothing measurable.
+  quantize: { keepFloat: [] },
 
   canLoad(keys) {
     return keys.some((k) => k.includes('backbone.backbone') || k.includes('head.stems'));
