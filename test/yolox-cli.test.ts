@@ -1,5 +1,5 @@
 /**
- * `libreyolo profile infer` on YOLOX-n (the reference checkpoint, the original's photo): the profile
+ * The command line on YOLOX-n: `predict` names the family and size it runs; `profile infer` (the reference checkpoint, the original's photo): the profile
  * measures the YOLOX graph (its 6x6 stem conv, 113 convolutions, the in-graph decode) at its own
  * 416 input.
  */
@@ -26,4 +26,12 @@ it('profile infer runs YOLOX-n at 416 and counts its kernels', async () => {
   assert.equal(a.config.imgsz, 416);
   const conv = (a.top_kernels as Array<{ kernel: string; count_per_step: number }>).find((k) => k.kernel === 'Conv');
   assert.equal(conv?.count_per_step, 113, 'every YOLOX-n convolution once per step (BatchNorm folded)');
+});
+
+it('libreyolo predict model=yoloxn_ref.pt names the family and size, then the photo\'s detections', async () => {
+  const r = await cli('predict', `model=${fixture('yoloxn_ref.pt')}`, `source=${join(REPO_ROOT, 'test/assets/parkour.jpg')}`);
+  assert.equal(r.code, 0, r.stderr);
+  const lines = r.stdout.split('\n');
+  assert.match(lines[0]!, /^Model: yolox-n \(YOLOX n, 80 classes, 912,159 parameters\) from .*yoloxn_ref\.pt, input 416x416, device cpu$/);
+  assert.match(lines[1]!, /^image 1\/1 .*parkour\.jpg: 1280x852 2 buss, 1 train, 1 boat, 1 bird, 1 baseball bat, 1 cup, 1 dining table, 1 toilet, 1 cell phone, 1 book, 1 vase, /);
 });
