@@ -74,7 +74,7 @@ export class ProfileRecorder implements SpanRecorder {
     try {
       const profiled = [];
       for (const e of this.engines) {
-        profiled.push(...(await e.profiledSessions()));
+        for (const s of await e.profiledSessions()) profiled.push(s);
         await e.endProfiling();
       }
       const files = await readOrtSessions(profiled);
