@@ -74,15 +74,17 @@ export async function exportOnnx(model: LibreYOLOModel, options: ExportOptions, 
   if (!model.network) {
     throw new LibreYOLOError('format_precision_unsupported', 'This model was loaded from an exported ONNX file; export from the original .pt or .safetensors weights instead.');
   }
-  const opset = options.opset ?? 13;
-  if (!Number.isInteger(opset) || opset < 13) throw new LibreYOLOError('config_range_error', `opset must be an integer >= 13, got ${options.opset}`);
+  const minOpset = model.family.exportOpset ?? 13;
+  const opset = options.opset ?? minOpset;
+  if (!Number.isInteger(opset) || opset < minOpset) throw new LibreYOLOError('config_range_error', `opset must be an integer >= ${minOpset} for ${model.family.name} models, got ${options.opset}`);
   const batch = options.batch ?? 1;
   if (!Number.isInteger(batch) || batch < 1) throw new LibreYOLOError('config_range_error', `batch must be >= 1, got ${options.batch}`);
   const imgsz = normalizeImgsz(options.imgsz, model.family.imgszStride) ?? model.imgsz;
   checkFamilyImgsz(model.family, imgsz);
   const dynamic = flag('dynamic', options.dynamic);
   const half = flag('half', options.half);
-  const graph = buildExportGraph(model.network, dynamic ? { batch: null, height: null, width: null } : { batch, height: imgsz[0], width: imgsz[1] });
+  const freeSize = dynamic && !model.family.staticExportSize;
+  const graph = buildExportGraph(model.network, { batch: dynamic ? null : batch, height: freeSize ? null : imgsz[0], width: freeSize ? null : imgsz[1] });
   // A quantized model exports what it runs: half inside, float32 at the boundary.
   const recipe = model.precision === 'fp32' ? null : model.precision;
   if (half && recipe) {

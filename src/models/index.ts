@@ -2,8 +2,10 @@
 import { registerFamily } from './registry.ts';
 import { yolo9Family } from './yolo9/family.ts';
 import { yoloxFamily } from './yolox/family.ts';
+import { rfdetrFamily } from './rfdetr/family.ts';
 
 registerFamily(yolo9Family);
 registerFamily(yoloxFamily);
+registerFamily(rfdetrFamily);
 
 export * from './registry.ts';

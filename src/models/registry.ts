@@ -66,7 +66,14 @@ export const LETTERBOX_RGB_UNIT: PreprocessSpec = { resize: 'letterbox', pad: 11
  * then per-class scores): greedy NMS per class (or across classes with `agnostic`), or the NMS-free
  * DETR selection of the `k` best (query, class) pairs (predict/postprocess.ts implements both).
  */
-export type PostprocessSpec = { kind: 'nms'; agnostic: boolean } | { kind: 'topk'; k: number };
+export type PostprocessSpec =
+  | { kind: 'nms'; agnostic: boolean }
+  /**
+   * NMS-free: the `k` best (query, class) pairs over every score row of the output (a `max_det`
+   * other than the predict default replaces `k`); `clip: false` keeps boxes as predicted (DETRs
+   * do not clip to the image), else they are clamped and empty ones dropped.
+   */
+  | { kind: 'topk'; k: number; clip?: boolean };
 
 export interface InferenceEmitOptions {
   batch: number | null;
@@ -208,8 +215,11 @@ export interface OnnxRecognition {
   classCount(outputDims: readonly number[], hw: [number, number]): number | null;
   /** The export's output shape for messages, e.g. `[1,4+nc,8400]`. */
   layout(batch: number, hw: [number, number]): string;
-  /** Converts the file's output to the predict layout `[B, 4+nc, A]` (absent: it already is). */
-  toPredictLayout?(output: HostTensor): HostTensor;
+  /**
+   * Converts the file's output to the predict layout `[B, 4+nc, A]` (absent: it already is); `extra`
+   * holds the file's other outputs by name, `inputDims` the `[B, 3, H, W]` input of the run.
+   */
+  toPredictLayout?(output: HostTensor, context: { extra: Record<string, HostTensor>; inputDims: readonly number[] }): HostTensor;
 }
 
 export interface ModelFamily {
@@ -226,6 +236,10 @@ export interface ModelFamily {
   readonly imgszStride: number;
   /** Square input sides the family accepts (fixed-size DETRs); absent: any multiple of `imgszStride`. */
   readonly fixedImgsz?: readonly number[];
+  /** Default and lowest ONNX opset of its exports (LayerNormalization needs 17); default 13. */
+  readonly exportOpset?: number;
+  /** A `dynamic` export frees the batch axis only; H and W stay the export size (the graph bakes size-dependent constants). */
+  readonly staticExportSize?: boolean;
   readonly capabilities: FamilyCapabilities;
   /**
    * Input side per size, for families whose sizes differ (the checkpoint's `imgsz` is then not

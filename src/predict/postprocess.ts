@@ -27,6 +27,8 @@ export interface PostprocessOptions {
   agnostic?: boolean;
   /** NMS-free: keep the `topk` best (query, class) pairs instead of running NMS */
   topk?: number;
+  /** With `topk`: clamp boxes to the image and drop empty ones (default true; DETRs keep boxes as predicted) */
+  clip?: boolean;
   origWidth: number;
   origHeight: number;
 }
@@ -236,30 +238,46 @@ function unmapBox(out: Float32Array, offset: number, A: number, a: number, rx: n
   return true;
 }
 
+/** The predict default of `max_det`; the NMS-free selection keeps its own `k` unless max_det differs. */
+export const DEFAULT_MAX_DET = 300;
+
 /**
- * NMS-free selection (DETR families): the `k` best (query, class) scores over all pairs, ties to the
- * lower query-major index `a * nc + c`; then the conf threshold, un-mapping, clamping and max_det.
+ * NMS-free selection (DETR families, as the original's DETR postprocess): the best
+ * `count` (query, class) scores over all pairs, where count = k, or max_det when it differs from
+ * the default, capped at queries x classes; ties to the lower query-major index `a * nc + c`. Then
+ * the strict conf threshold and un-mapping; boxes are clamped (and empty ones dropped) only with `clip`.
  */
-function selectTopK(out: Float32Array, offset: number, A: number, nc: number, opts: PostprocessOptions, k: number, maxDet: number): Detections {
+function selectTopK(out: Float32Array, offset: number, A: number, nc: number, opts: PostprocessOptions, k: number): Detections {
   const total = A * nc;
-  const order = new Int32Array(total);
-  for (let t = 0; t < total; t++) order[t] = t;
-  const scoreAt = (t: number): number => out[offset + (4 + (t % nc)) * A + Math.floor(t / nc)]!;
-  const sorted = Array.from(order).sort((p, q) => (scoreAt(q) - scoreAt(p)) || (p - q)).slice(0, Math.min(k, total));
+  const count = Math.min(opts.maxDet === DEFAULT_MAX_DET ? k : opts.maxDet, total);
+  const scores = new Float32Array(total);
+  for (let c = 0; c < nc; c++) {
+    const row = offset + (4 + c) * A;
+    for (let a = 0; a < A; a++) scores[a * nc + c] = out[row + a]!;
+  }
+  const order = Int32Array.from({ length: total }, (_, t) => t).sort((p, q) => (scores[q]! - scores[p]!) || (p - q)).subarray(0, count);
   const rx = f32(opts.ratio), ry = f32(opts.ratioY ?? opts.ratio);
   const thr = f32(opts.conf);
+  const clip = opts.clip ?? true;
   const box = new Float32Array(4);
-  const rows: Array<{ xyxy: Float32Array; conf: number; cls: number }> = [];
-  for (const t of sorted) {
-    const s = scoreAt(t);
+  const det: Detections = { xyxy: new Float32Array(count * 4), conf: new Float32Array(count), cls: new Float32Array(count) };
+  let n = 0;
+  for (const t of order) {
+    const s = scores[t]!;
     if (!(s > thr)) continue;
-    if (!unmapBox(out, offset, A, Math.floor(t / nc), rx, ry, opts.origWidth, opts.origHeight, box, 0)) continue;
-    rows.push({ xyxy: box.slice(), conf: s, cls: t % nc });
-    if (rows.length >= maxDet) break;
+    const a = Math.floor(t / nc);
+    if (clip) {
+      if (!unmapBox(out, offset, A, a, rx, ry, opts.origWidth, opts.origHeight, box, 0)) continue;
+    } else {
+      box[0] = f32(out[offset + a]! / rx); box[1] = f32(out[offset + A + a]! / ry);
+      box[2] = f32(out[offset + 2 * A + a]! / rx); box[3] = f32(out[offset + 3 * A + a]! / ry);
+    }
+    det.xyxy.set(box, n * 4);
+    det.conf[n] = s;
+    det.cls[n] = t % nc;
+    n++;
   }
-  const det: Detections = { xyxy: new Float32Array(rows.length * 4), conf: new Float32Array(rows.length), cls: new Float32Array(rows.length) };
-  rows.forEach((r, j) => { det.xyxy.set(r.xyxy, j * 4); det.conf[j] = r.conf; det.cls[j] = r.cls; });
-  return det;
+  return { xyxy: det.xyxy.slice(0, n * 4), conf: det.conf.slice(0, n), cls: det.cls.slice(0, n) };
 }
 
 /** Keeps rows whose class is listed, then the first `maxDet` of them (rows are already score-ordered). */
@@ -290,10 +308,12 @@ export function postprocessDetections(
   if (offset < 0 || output.length < need) {
     throw new RangeError(`postprocess: output holds ${output.length} floats, need ${need} (offset ${offset}, [${4 + nc}, ${numAnchors}])`);
   }
-  const run = (maxDet: number): Detections => (opts.topk !== undefined
-    ? selectTopK(output, offset, numAnchors, nc, opts, opts.topk, maxDet)
-    : detect(output, offset, numAnchors, nc, opts, maxDet));
-  if (opts.classes == null) return run(opts.maxDet);
-  const det = run(Math.max(opts.maxDet, CLASS_FILTER_MIN_DET));
+  if (opts.topk !== undefined) {
+    // The class filter applies to the same selection, after the conf threshold.
+    const det = selectTopK(output, offset, numAnchors, nc, opts, opts.topk);
+    return opts.classes == null ? det : filterClasses(det, opts.classes, opts.maxDet);
+  }
+  if (opts.classes == null) return detect(output, offset, numAnchors, nc, opts, opts.maxDet);
+  const det = detect(output, offset, numAnchors, nc, opts, Math.max(opts.maxDet, CLASS_FILTER_MIN_DET));
   return filterClasses(det, opts.classes, opts.maxDet);
 }

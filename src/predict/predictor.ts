@@ -54,9 +54,10 @@ function pipelineCtx(ctx: PredictContext, eager = false): PipelineContext {
 }
 
 /** The family's decode choice as postprocess options. */
-function postprocessKind(family: ModelFamily): { agnostic?: boolean; topk?: number } {
+function postprocessKind(family: ModelFamily): { agnostic?: boolean; topk?: number; clip?: boolean } {
   const spec = postprocessSpec(family);
-  return spec.kind === 'topk' ? { topk: spec.k } : spec.agnostic ? { agnostic: true } : {};
+  if (spec.kind === 'topk') return { topk: spec.k, ...(spec.clip !== undefined ? { clip: spec.clip } : {}) };
+  return spec.agnostic ? { agnostic: true } : {};
 }
 
 /** Detections of one image from its slot of the raw output. */
@@ -70,7 +71,8 @@ function detectionsOf<T>(ctx: PredictContext, o: ImageOutput<T>, opts: { conf: n
   const family = ctx.family;
   return span('nms', 'postprocess', () => family.candidates
     ? familyDetections(family.candidates(o.output, o.offset, o.rows, o.cols, post), post)
-    : postprocessDetections(o.output, o.offset, o.anchors, ctx.nc, post));
+    // Score rows are read from the output itself: a DETR head has an extra no-object column (nc + 1).
+    : postprocessDetections(o.output, o.offset, o.anchors, o.rows - 4, post));
 }
 
 function makeResults(ctx: PredictContext, det: Detections, image: RgbImage, item: SourceItem, speed: Results['speed']): Results {

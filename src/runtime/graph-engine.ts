@@ -60,7 +60,7 @@ export class OnnxFileEngine extends SessionEngine {
     private readonly dynamic: boolean,
     options: EngineOptions,
     /** Converts the file's output to the predict layout (a family whose export layout differs). */
-    private readonly adaptOutput?: (output: HostTensor) => HostTensor,
+    private readonly adaptOutput?: (output: HostTensor, context: { extra: Record<string, HostTensor>; inputDims: readonly number[] }) => HostTensor,
   ) {
     super(options);
   }
@@ -72,7 +72,7 @@ export class OnnxFileEngine extends SessionEngine {
 
   override async forward(images: HostTensor, options: { transfer?: boolean } = {}): Promise<ForwardResult> {
     const r = await super.forward(images, options);
-    return this.adaptOutput ? { ...r, output: this.adaptOutput(r.output) } : r;
+    return this.adaptOutput ? { ...r, output: this.adaptOutput(r.output, { extra: r.extra, inputDims: images.dims }) } : r;
   }
 
   protected modelFor(dims: number[]): ModelSpec {

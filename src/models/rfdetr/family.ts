@@ -1,0 +1,120 @@
+/**
+ * RF-DETR as a registered family (rfdetr.md 1-6): checkpoint recognition (LibreYOLO v1.0 wrappers,
+ * upstream state dicts with their `module.`/`model.`/`_orig_mod.` prefixes), size from the
+ * position-embedding table, nc from the class head (nc + 1 columns), Pillow-stretch + ImageNet
+ * preprocessing, the NMS-free top-k over queries x (nc + 1) columns with unclipped boxes, the
+ * original's export layout (`input` -> `dets`, `labels`) and its quantize keep-float list.
+ */
+import { LibreYOLOError } from '../../errors.ts';
+import type { HostTensor } from '../../graph/tensor.ts';
+import { DEFAULT_CAPABILITIES, type ModelFamily } from '../registry.ts';
+import { RFDETR_COMMON as C, RFDETR_CONFIGS, RFDETR_SIZES, type RfdetrSize } from './config.ts';
+import { initializeRfdetr } from './init.ts';
+import { RfdetrNetwork } from './network.ts';
+import { IMAGENET_MEAN, IMAGENET_STD, rfdetrPreprocess } from './preprocess.ts';
+import { loadRfdetrStateDict, normalizeStateDict } from './state-dict.ts';
+
+const PE_KEY = 'backbone.0.encoder.encoder.embeddings.position_embeddings';
+const CLASS_BIAS_KEY = 'class_embed.bias';
+const SIZE_BY_PE_ROWS: Record<number, RfdetrSize> = Object.fromEntries(RFDETR_SIZES.map((s) => [RFDETR_CONFIGS[s].peGrid ** 2 + 1, s]));
+
+/** Heads of the other RF-DETR tasks: recognised so they are refused clearly (detection only here). */
+const OTHER_TASK_KEYS: Array<[RegExp, string]> = [
+  [/^segmentation_head\./, 'segmentation'], [/^keypoint_head\./, 'pose'], [/^angle_embed\./, 'OBB'],
+];
+
+/**
+ * The export layout back to the predict layout: `dets [B,Q,4]` (cx, cy, w, h normalised) and
+ * `labels [B,Q,K]` (logits) -> `[B, 4+K, Q]` (xyxy input pixels, sigmoid scores), as the graph's
+ * own decode. The boxes output is the one whose last dim is 4 (the original's rule).
+ */
+export function rfdetrExportToPredict(output: HostTensor, context: { extra: Record<string, HostTensor>; inputDims: readonly number[] }): HostTensor {
+  const all = [output, ...Object.values(context.extra)];
+  const dets = all.find((t) => t.dims.length === 3 && t.dims[2] === 4);
+  const logits = all.find((t) => t !== dets && t.dims.length === 3);
+  if (!dets || !logits) throw new LibreYOLOError('model_load_failed', `An RF-DETR export has a boxes output [B, Q, 4] and a logits output [B, Q, nc+1]; got ${all.map((t) => `[${t.dims.join(', ')}]`).join(', ')}.`);
+  const [b, q] = dets.dims as [number, number];
+  const k = logits.dims[2]!;
+  const [, , h, w] = context.inputDims as [number, number, number, number];
+  const bd = dets.data as Float32Array;
+  const ld = logits.data as Float32Array;
+  const rows = 4 + k;
+  const out = new Float32Array(b * rows * q);
+  const f = Math.fround;
+  for (let i = 0; i < b; i++) for (let j = 0; j < q; j++) {
+    const s = (i * q + j) * 4;
+    const hw = f(bd[s + 2]! * 0.5), hh = f(bd[s + 3]! * 0.5);
+    const o = i * rows * q + j;
+    out[o] = f(f(bd[s]! - hw) * w);
+    out[o + q] = f(f(bd[s + 1]! - hh) * h);
+    out[o + 2 * q] = f(f(bd[s]! + hw) * w);
+    out[o + 3 * q] = f(f(bd[s + 1]! + hh) * h);
+    for (let c = 0; c < k; c++) out[o + (4 + c) * q] = 1 / (1 + Math.exp(-ld[(i * q + j) * k + c]!));
+  }
+  return { dtype: 'float32', dims: [b, rows, q], data: out };
+}
+
+export const rfdetrFamily: ModelFamily = {
+  name: 'rfdetr',
+  displayName: 'RF-DETR',
+  filenamePrefix: 'LibreRFDETR',
+  sizes: RFDETR_SIZES,
+  defaultImgsz: RFDETR_CONFIGS.n.resolution,
+  inputSizes: Object.fromEntries(RFDETR_SIZES.map((s) => [s, RFDETR_CONFIGS[s].resolution])),
+  // H and W multiples of patch (16) x windows (2); any such size runs (the position table is resized).
+  imgszStride: 32,
+  // The original's flags: batched predict (the base default) and flip-only TTA (fixed-square resize).
+  capabilities: { ...DEFAULT_CAPABILITIES, SUPPORTS_BATCHED_PREDICT: true, TTA_FIXED_SIZE: true },
+  input: { resize: 'stretch', pad: 0, channels: 'rgb', scale: 1 / 255, mean: IMAGENET_MEAN, std: IMAGENET_STD },
+  preprocess: rfdetrPreprocess,
+  postprocess: { kind: 'topk', k: C.numQueries, clip: false },
+  // The original's export: opset 17 (LayerNormalization), dynamic batch only, H and W static.
+  exportOpset: 17,
+  staticExportSize: true,
+  // rfdetr.md 6.2: heads, the patch embedding and the ref-point MLP stay float (substring match).
+  quantize: { keepFloat: ['class_embed', 'bbox_embed', 'angle_embed', 'keypoint_head', 'segmentation_head', 'embeddings', 'ref_point', 'dfl'] },
+  onnx: {
+    // Files without metadata are told apart by both outputs, which the probe does not see: only
+    // LibreYOLO-exported RF-DETR files (model_family metadata) are read.
+    classCount: () => null,
+    layout: (batch) => `dets [${batch},${C.numQueries},4] + labels [${batch},${C.numQueries},nc+1] with LibreYOLO metadata`,
+    toPredictLayout: rfdetrExportToPredict,
+  },
+
+  canLoad(keys) {
+    return keys.some((raw) => {
+      const k = raw.replace(/^(module\.)?(model\.)?(_orig_mod\.)?/, '');
+      return k.startsWith('backbone.0.encoder.encoder.') || k.startsWith('transformer.enc_out_class_embed.') || k === 'refpoint_embed.weight';
+    });
+  },
+
+  detectSize(stateDict) {
+    const rows = normalizeStateDict(stateDict).get(PE_KEY)?.dims[1];
+    return rows === undefined ? null : SIZE_BY_PE_ROWS[rows] ?? null;
+  },
+
+  create({ size, nc, stateDict }) {
+    if (!(RFDETR_SIZES as readonly string[]).includes(size)) {
+      throw new LibreYOLOError('model_load_failed', `Unknown rfdetr size '${size}'. Sizes: ${RFDETR_SIZES.join(', ')}.`);
+    }
+    const s = size as RfdetrSize;
+    if (!stateDict) {
+      const net = new RfdetrNetwork({ size: s, nc: nc ?? 80 });
+      initializeRfdetr(net);
+      return net;
+    }
+    const sd = normalizeStateDict(stateDict);
+    for (const key of sd.keys()) {
+      if (key.includes('lora_')) throw new LibreYOLOError('model_load_failed', `RF-DETR LoRA adapter checkpoints are not supported (key ${key}); merge the adapter into the weights first.`);
+      for (const [re, task] of OTHER_TASK_KEYS) {
+        if (re.test(key)) throw new LibreYOLOError('model_load_failed', `This is an RF-DETR ${task} checkpoint (key ${key}); only RF-DETR detection is supported.`);
+      }
+    }
+    const k = sd.get(CLASS_BIAS_KEY)?.dims[0];
+    if (!k || k < 2) throw new LibreYOLOError('model_load_failed', `Checkpoint has no RF-DETR class head (${CLASS_BIAS_KEY} is missing).`);
+    // The head has nc + 1 columns; the checkpoint's width wins over any requested nc.
+    const net = new RfdetrNetwork({ size: s, nc: k - 1 });
+    loadRfdetrStateDict(net, sd, { peGrid: RFDETR_CONFIGS[s].peGrid });
+    return net;
+  },
+};
