@@ -6,7 +6,7 @@
  * original's export layout (`input` -> `dets`, `labels`) and its quantize keep-float list.
  */
 import { LibreYOLOError } from '../../errors.ts';
-import type { HostTensor } from '../../graph/tensor.ts';
+import { asFloat32, type HostTensor } from '../../graph/tensor.ts';
 import { DEFAULT_CAPABILITIES, type ModelFamily } from '../registry.ts';
 import { RFDETR_COMMON as C, RFDETR_CONFIGS, RFDETR_SIZES, type RfdetrSize } from './config.ts';
 import { initializeRfdetr } from './init.ts';
@@ -36,8 +36,9 @@ export function rfdetrExportToPredict(output: HostTensor, context: { extra: Reco
   const [b, q] = dets.dims as [number, number];
   const k = logits.dims[2]!;
   const [, , h, w] = context.inputDims as [number, number, number, number];
-  const bd = dets.data as Float32Array;
-  const ld = logits.data as Float32Array;
+  // A half export's outputs may arrive as float16.
+  const bd = asFloat32(dets);
+  const ld = asFloat32(logits);
   const rows = 4 + k;
   const out = new Float32Array(b * rows * q);
   const f = Math.fround;
