@@ -12,6 +12,9 @@ import { LibreYOLO, SAMPLE_IMAGE, type Results } from '../src/index.ts';
 import type { HostTensor } from '../src/graph/tensor.ts';
 import { rfdetrFamily } from '../src/models/rfdetr/family.ts';
 import { saveCheckpointPt } from '../src/weights/checkpoint.ts';
+import { PyNamespace, PyOrderedDict, pyFloat } from '../src/weights/pickle.ts';
+import { writeTorchCheckpoint } from '../src/weights/torch-checkpoint.ts';
+import { writeFileAtomic } from '../src/util/fs.ts';
 
 const SIZES = {
   s: { params: 32_075_190, keys: 487, imgsz: 512 },
@@ -50,4 +53,24 @@ describe('RF-DETR s, m and l', () => {
       }
     });
   }
+});
+
+describe('RF-DETR upstream checkpoint format', () => {
+  it("loads {model, args: argparse.Namespace, epoch}: a 91-column COCO head gives nc 90, the size comes from the position table", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'libreyolo-rfdetr-upstream-'));
+    const net = rfdetrFamily.create({ size: 'n', nc: 90 });
+    const sd = new Map<string, HostTensor>([...net.namedTensors()].map(([k, p]) => [k, p.value]));
+    const args = new PyNamespace([['num_queries', 300], ['group_detr', 13], ['resolution', 384], ['lr', pyFloat(1e-4) as never]]);
+    const path = join(dir, 'checkpoint_best_regular.pth');
+    await writeFileAtomic(path, writeTorchCheckpoint({ model: new PyOrderedDict(sd), args, epoch: 10 }));
+    const model = await LibreYOLO(path, { threads: 2 });
+    try {
+      assert.equal(model.family.name, 'rfdetr');
+      assert.equal(model.size, 'n');
+      assert.equal(model.nc, 90);
+      assert.equal(model.parameterCount(), 30_431_318 + 10 * 256 * 14 + 10 * 14);
+    } finally {
+      await model.close();
+    }
+  });
 });
