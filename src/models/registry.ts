@@ -44,10 +44,12 @@ export const DEFAULT_CAPABILITIES: FamilyCapabilities = {
  * tiling, TTA and validation; the trainer converts its batches with the same spec):
  * `letterbox` keeps the aspect ratio and pads right/bottom with `pad`; `stretch` resizes to the
  * input size ignoring the aspect ratio. Values are `(pixel * scale - mean) / std` per channel, in
- * `channels` order. Boxes map back by dividing x by the x ratio and y by the y ratio.
+ * `channels` order, each step rounded to float32 as the originals' numpy code does. Boxes map back by dividing x by the x ratio and y by the y ratio.
  */
 export interface PreprocessSpec {
   resize: 'letterbox' | 'stretch';
+  /** The stretch kernel: OpenCV's INTER_LINEAR (default) or Pillow's antialiased BILINEAR (`pil`, the DETR originals). */
+  filter?: 'linear' | 'pil';
   /** Padding pixel value (0..255), letterbox only. */
   pad: number;
   channels: 'rgb' | 'bgr';

@@ -5,6 +5,7 @@
  */
 import type { RgbImage } from '../data/image.ts';
 import { letterboxGeometry, letterboxInto, PAD_VALUE, resizeBilinear } from '../data/letterbox.ts';
+import { resizePilBilinear } from '../data/pil-resize.ts';
 import { inputSpec, LETTERBOX_RGB_UNIT, type ModelFamily, type PreprocessPlan, type PreprocessSpec } from '../models/registry.ts';
 
 /** Whether values must be rewritten after the RGB 0..1 letterbox (YOLOv9's layout needs nothing). */
@@ -25,7 +26,12 @@ export function transformSlot(out: Float32Array, offset: number, plane: number, 
     const to = offset + c * plane;
     const m = spec.mean?.[c] ?? 0;
     const s = spec.std?.[c] ?? 1;
-    for (let k = 0; k < plane; k++) out[to + k] = (Math.round(src[from + k]! * 255) * spec.scale - m) / s;
+    // Per u8 level, each step in float32 (numpy: x.astype(float32) / 255, then (x - mean) / std).
+    const lut = Float32Array.from({ length: 256 }, (_, u) => {
+      const x = Math.fround(spec.scale === 1 / 255 ? u / 255 : u * spec.scale);
+      return Math.fround(Math.fround(x - Math.fround(m)) / Math.fround(s));
+    });
+    for (let k = 0; k < plane; k++) out[to + k] = lut[Math.round(src[from + k]! * 255)]!;
   }
 }
 
@@ -60,7 +66,7 @@ export function letterboxPlan(image: RgbImage, size: [number, number], spec: Pre
   };
 }
 
-/** Resize to exactly `[h, w]` ignoring the aspect ratio (OpenCV INTER_LINEAR arithmetic); x and y ratios differ. */
+/** Resize to exactly `[h, w]` ignoring the aspect ratio (OpenCV INTER_LINEAR or Pillow BILINEAR arithmetic); x and y ratios differ. */
 export function stretchPlan(image: RgbImage, size: [number, number], spec: PreprocessSpec): PreprocessPlan {
   const [h, w] = size;
   return {
@@ -69,7 +75,7 @@ export function stretchPlan(image: RgbImage, size: [number, number], spec: Prepr
     ratio: w / image.width,
     ratioY: h / image.height,
     write: (out, offset) => {
-      letterboxInto(resizeBilinear(image, w, h), size, out, offset);
+      letterboxInto(spec.filter === 'pil' ? resizePilBilinear(image, w, h) : resizeBilinear(image, w, h), size, out, offset);
       transformSlot(out, offset, h * w, spec);
     },
   };

@@ -11,7 +11,6 @@ import { DEFAULT_CAPABILITIES, type ModelFamily } from '../registry.ts';
 import { RFDETR_COMMON as C, RFDETR_CONFIGS, RFDETR_SIZES, type RfdetrSize } from './config.ts';
 import { initializeRfdetr } from './init.ts';
 import { RfdetrNetwork } from './network.ts';
-import { IMAGENET_MEAN, IMAGENET_STD, rfdetrPreprocess } from './preprocess.ts';
 import { loadRfdetrStateDict, normalizeStateDict } from './state-dict.ts';
 
 const PE_KEY = 'backbone.0.encoder.encoder.embeddings.position_embeddings';
@@ -66,8 +65,8 @@ export const rfdetrFamily: ModelFamily = {
   imgszStride: 32,
   // The original's flags: batched predict (the base default) and flip-only TTA (fixed-square resize).
   capabilities: { ...DEFAULT_CAPABILITIES, SUPPORTS_BATCHED_PREDICT: true, TTA_FIXED_SIZE: true },
-  input: { resize: 'stretch', pad: 0, channels: 'rgb', scale: 1 / 255, mean: IMAGENET_MEAN, std: IMAGENET_STD },
-  preprocess: rfdetrPreprocess,
+  // rfdetr.md 4.1: Pillow BILINEAR stretch to the input size, /255, ImageNet mean/std.
+  input: { resize: 'stretch', filter: 'pil', pad: 0, channels: 'rgb', scale: 1 / 255, mean: [0.485, 0.456, 0.406], std: [0.229, 0.224, 0.225] },
   postprocess: { kind: 'topk', k: C.numQueries, clip: false },
   // The original's export: opset 17 (LayerNormalization), dynamic batch only, H and W static.
   exportOpset: 17,
