@@ -183,8 +183,9 @@ async function loadOnnxModel(path: string, options: LoadOptions): Promise<LibreY
   const imgsz: [number, number] = staticHW ? [h, w] : [mdH ?? fallbackSide, mdW ?? fallbackSide];
   const dynamic = input.shape.some((d) => typeof d !== 'number');
   let nc = count('nc', 'classes') ?? NaN;
-  // The default [B, 4+nc, anchors] layout says its class count; families with their own layout decode their own.
-  const columns = !family || family.candidates ? undefined : output.shape[1];
+  // The default [B, 4+nc, anchors] layout says its class count; families with their own layout (own
+  // candidates, or an export layout converted back) decode their own.
+  const columns = !family || family.candidates || family.onnx?.toPredictLayout ? undefined : output.shape[1];
   if (typeof columns === 'number' && Number.isInteger(nc) && columns !== nc + 4) {
     throw metadataError(path, 'nc', `is ${nc}, but the output ${output.name} ${shapeText(output.shape)} has ${columns - 4} class columns`);
   }
