@@ -32,7 +32,7 @@ export interface ExportOptions {
    * `LibreYOLO()`, which casts float32 inputs to the declared float16 type.
    */
   half?: boolean;
-  /** ONNX opset (>= 13). Default 13, as the original. */
+  /** ONNX opset. Default (and minimum) 13 as the original, or the family's `exportOpset` (RF-DETR 17). */
   opset?: number;
   /**
    * Output file; default next to the weights as `<stem>.onnx` (`<stem>_fp16.onnx` with half,

@@ -11,7 +11,7 @@ interface ExportFlags {
   batch: number;
   dynamic: boolean;
   half: boolean;
-  opset: number;
+  opset?: number;
   outputPath?: string;
 }
 
@@ -25,13 +25,14 @@ export function exportCommand(): Command {
     .option('--dynamic', 'free batch, height and width', false)
     .option('--no-dynamic', 'fixed input shape')
     .option('--half', 'float16 weights and compute', false)
-    .option('--opset <n>', 'ONNX opset (>= 13)', parseInteger('opset'), 13)
+    .option('--opset <n>', "ONNX opset (default 13, or the family's minimum: 17 for RF-DETR)", parseInteger('opset'))
     .option('--output-path <path>', 'output file (default: next to the weights)')
     .action(async (flags: ExportFlags) => {
       const model = await LibreYOLO(flags.model);
       try {
         const path = await model.export({
-          format: flags.format, batch: flags.batch, dynamic: flags.dynamic, half: flags.half, opset: flags.opset,
+          format: flags.format, batch: flags.batch, dynamic: flags.dynamic, half: flags.half,
+          ...(flags.opset !== undefined ? { opset: flags.opset } : {}),
           ...(flags.imgsz !== undefined ? { imgsz: flags.imgsz } : {}),
           ...(flags.outputPath ? { output_path: flags.outputPath } : {}),
         });
