@@ -1,0 +1,70 @@
+/**
+ * The D-FINE network (dfine.md 3): HGNetv2 -> HybridEncoder -> DFINETransformer decoder, state_dict
+ * paths `backbone.*`, `encoder.*`, `decoder.*` as the original. The eval graph is tied to 640x640
+ * (position embedding, anchors and valid mask are baked for it, as in the original).
+ */
+import type { GraphBuilder } from '../../graph/builder.ts';
+import { Module } from '../../graph/module.ts';
+import { LibreYOLOError } from '../../errors.ts';
+import { DFINE_COMMON as C, DFINE_CONFIGS, type DfineConfig, type DfineSize } from './config.ts';
+import { DfineDecoder } from './decoder.ts';
+import { HybridEncoder } from './encoder.ts';
+import { HGNetv2 } from './hgnetv2.ts';
+
+export interface DfineOptions {
+  size: DfineSize;
+  nc: number;
+}
+
+export interface DfineEmitOptions {
+  batch: number | string;
+  height?: number;
+  width?: number;
+  /** Also output the intermediate taps (backbone_out*, encoder_out*, enc_token_maxlogit, enc_topk_token_index). */
+  taps?: boolean;
+  /** Take the proposal indices from an int64 input `enc_topk_index [B, 300]` instead of TopK (parity debugging). */
+  injectTopk?: boolean;
+}
+
+export class DfineNetwork extends Module {
+  readonly cfg: DfineConfig;
+  readonly backbone: HGNetv2;
+  readonly encoder: HybridEncoder;
+  readonly decoder: DfineDecoder;
+  readonly strides: number[];
+  constructor(readonly options: DfineOptions) {
+    super();
+    this.cfg = DFINE_CONFIGS[options.size];
+    this.backbone = this.addModule('backbone', new HGNetv2(this.cfg));
+    this.encoder = this.addModule('encoder', new HybridEncoder(this.cfg, this.backbone.outChannels()));
+    this.strides = this.cfg.returnIdx.map((k) => 2 ** (k + 2));
+    const shapes = this.strides.map((s) => [C.inputSize / s, C.inputSize / s] as const);
+    this.decoder = this.addModule('decoder', new DfineDecoder(this.cfg, options.nc, shapes));
+    this.assignPaths();
+  }
+
+  /** Emits the eval graph: input `images` [B, 3, 640, 640] (RGB, /255) -> `pred_logits`, `pred_boxes`. */
+  emitGraph(b: GraphBuilder, opts: DfineEmitOptions): void {
+    const height = opts.height ?? C.inputSize;
+    const width = opts.width ?? C.inputSize;
+    if (height !== C.inputSize || width !== C.inputSize) {
+      throw new LibreYOLOError('invalid_imgsz', `D-FINE runs only at ${C.inputSize}x${C.inputSize} (its anchors and position embedding are fixed for that size), got ${height}x${width}. Use imgsz=${C.inputSize}.`);
+    }
+    const batch = opts.batch;
+    const k = C.numQueries;
+    const x = b.input('images', 'float32', [batch, 3, height, width]);
+    const injected = opts.injectTopk ? b.input('enc_topk_index', 'int64', [batch, k]) : null;
+    const feats = this.backbone.emit(b, x);
+    const sizes = this.strides.map((s) => [height / s, width / s] as [number, number]);
+    const enc = this.encoder.emit(b, feats, sizes);
+    const out = this.decoder.emit(b, enc, injected);
+    b.output('pred_logits', out.logits, 'float32', [batch, k, this.options.nc]);
+    b.output('pred_boxes', out.boxes, 'float32', [batch, k, 4]);
+    if (!opts.taps) return;
+    const tokens = sizes.reduce((a, [h, w]) => a + h * w, 0);
+    feats.forEach((f, l) => b.output(`backbone_out${l}`, f, 'float32', [batch, this.backbone.outChannels()[l]!, sizes[l]![0], sizes[l]![1]]));
+    enc.forEach((f, l) => b.output(`encoder_out${l}`, f, 'float32', [batch, this.cfg.encHidden, sizes[l]![0], sizes[l]![1]]));
+    b.output('enc_token_maxlogit', out.maxLogit, 'float32', [batch, tokens]);
+    if (!injected) b.output('enc_topk_token_index', out.topk, 'int64', [batch, k]);
+  }
+}
