@@ -21,6 +21,13 @@ export class GraphBuilder {
   training = false;
   /** In training mode, accumulate BatchNorm statistics and the class-loss sum in float64 (PyTorch's CPU behaviour). */
   preciseStats = true;
+  /**
+   * SiLU through the exact 1 / (1 + exp(-x)) instead of ONNX Runtime's approximate Sigmoid (about
+   * 1e-7 absolute error): a family sets it in its training graphs when its gradients must stay as
+   * close to exact arithmetic as PyTorch's float32 (YOLOX: halves the backbone gradients' distance
+   * from float64). Off by default: the fused Sigmoid is faster.
+   */
+  preciseSilu = false;
   readonly runningStatOutputs = new Map<string, string>();
 
   constructor(name?: string | Graph) {

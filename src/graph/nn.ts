@@ -53,7 +53,18 @@ export const COMPOSITE_DOMAIN = 'libreyolo.composite';
 
 /** SiLU as x * sigmoid(x): ORT fuses the pair, and the autodiff pass only needs the two rules. */
 export function silu(b: GraphBuilder, x: string): string {
-  return b.op('Mul', [x, b.op('Sigmoid', [x])]);
+  return b.op('Mul', [x, b.preciseSilu ? stableSigmoid(b, x) : b.op('Sigmoid', [x])]);
+}
+
+/**
+ * sigmoid(x) as 1 / (1 + e) for x >= 0 and e / (1 + e) below, with e = exp(-|x|) in (0, 1]: as
+ * exact as `preciseSigmoid`, and nothing overflows in its gradient either (1 / (1 + exp(-x)) has
+ * exp(-x) = inf below x = -88, where the backward pass computes 0 * inf).
+ */
+export function stableSigmoid(b: GraphBuilder, x: string): string {
+  const e = b.op('Exp', [b.op('Neg', [b.op('Abs', [x])])]);
+  const r = b.op('Reciprocal', [b.op('Add', [e, b.scalar(1, 'one')])]);
+  return b.op('Where', [b.op('GreaterOrEqual', [x, b.scalar(0, 'zero')]), r, b.op('Mul', [e, r])]);
 }
 
 /**
