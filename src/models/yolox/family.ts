@@ -11,6 +11,7 @@ import { initializeYolox } from './init.ts';
 import { YoloxNetwork } from './network.ts';
 import { yoloxCandidates } from './postprocess.ts';
 import { yoloxPreprocess } from './preprocess.ts';
+import { yoloxTrainingHooks } from './train.ts';
 
 const STEM_KEY = 'backbone.backbone.stem.conv.conv.weight';
 const CLS_KEY = 'head.cls_preds.0.weight';
@@ -102,6 +103,7 @@ export const yoloxFamily: ModelFamily = {
     layout: (batch, [h, w]) => `[${batch},${anchorCount(h, w)},5+nc]`,
   },
   candidates: yoloxCandidates,
+  train: yoloxTrainingHooks((size, stateDict) => yoloxFamily.create({ size, stateDict })),
 
   create({ size, nc, stateDict }) {
     if (!(YOLOX_SIZES as readonly string[]).includes(size)) {
