@@ -18,9 +18,13 @@ import { generateAnchors } from '../src/models/dfine/decoder.ts';
 import { weightingFunction } from '../src/models/dfine/fdr.ts';
 import { DfineNetwork } from '../src/models/dfine/network.ts';
 import { loadDfineStateDict } from '../src/models/dfine/state-dict.ts';
+import { loadImageFile } from '../src/data/image.ts';
+import { resizePilBilinear } from '../src/data/pil-resize.ts';
+import { dfineTopk } from '../src/models/dfine/postprocess.ts';
 import { loadCheckpointFile } from '../src/weights/checkpoint.ts';
 import { readSafetensors } from '../src/weights/safetensors.ts';
-import { maxAbsDiff, maxAbsDiffPaired, nearTieSlots, pairRowsByToken } from './helpers/detr-rows.ts';
+import { fileURLToPath } from 'node:url';
+import { assertSameDetectionSet, maxAbsDiff, maxAbsDiffPaired, nearTieSlots, pairRowsByToken } from './helpers/detr-rows.ts';
 import { fixture } from './helpers/fixtures.ts';
 
 const SHAPES = ['1x3x640x640', '2x3x640x640'] as const;
@@ -115,6 +119,30 @@ describe('D-FINE n network parity (graph IR on ORT vs the original)', () => {
       assert.ok(errBoxes <= 2 * floor.pred_boxes.max_abs, `pred_boxes: ${errBoxes.toExponential(2)} > ${(2 * floor.pred_boxes.max_abs).toExponential(2)}`);
     });
   }
+
+  it('the stored photo: Pillow-exact 640 stretch, then the original predict(parkour.jpg, conf 0.5) detections as a set', async () => {
+    const image = await loadImageFile(fileURLToPath(new URL('./assets/parkour.jpg', import.meta.url)));
+    const resized = resizePilBilinear(image, 640, 640);
+    const want = io.get('image_resized_u8_1x3x640x640')!.data as Uint8Array;
+    const plane = 640 * 640;
+    const x = new Float32Array(3 * plane);
+    let differing = 0;
+    for (let c = 0; c < 3; c++) for (let k = 0; k < plane; k++) {
+      const v = resized.data[k * 3 + c]!;
+      if (v !== want[c * plane + k]) differing++;
+      x[c * plane + k] = Math.fround(v / 255);
+    }
+    assert.equal(differing, 0, 'resized pixels differing from the original');
+    const b = new GraphBuilder('dfine');
+    net.emitGraph(b, { batch: 1 });
+    const session = await ort.InferenceSession.create(serializeModel(b.graph), { intraOpNumThreads: 2 });
+    const out = await session.run({ images: new ort.Tensor('float32', x, [1, 3, 640, 640]) });
+    await session.release();
+    const got = dfineTopk(out.pred_logits!.data as Float32Array, out.pred_boxes!.data as Float32Array, 0, 300, 80, { conf: 0.5, maxDet: 300, origWidth: image.width, origHeight: image.height });
+    // Probabilities carry the network's float32 noise (~2.5e-5 here); boxes are held to 1e-3 px.
+    assertSameDetectionSet(got, io.get('image_det_boxes_xyxy')!.data as Float32Array, io.get('image_det_scores')!.data as Float32Array,
+      io.get('image_det_classes')!.data as BigInt64Array, 1e-3, 1e-4);
+  });
 
   it('refuses an input size other than 640 with a clear error', () => {
     assert.throws(() => net.emitGraph(new GraphBuilder('x'), { batch: 1, height: 320, width: 320 }),

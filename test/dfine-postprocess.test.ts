@@ -8,8 +8,8 @@ import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import type { HostTensor } from '../src/graph/tensor.ts';
 import { dfineTopk } from '../src/models/dfine/postprocess.ts';
-import type { DetectionSet } from '../src/models/registry.ts';
 import { readSafetensors } from '../src/weights/safetensors.ts';
+import { assertSameDetectionSet } from './helpers/detr-rows.ts';
 import { fixture } from './helpers/fixtures.ts';
 
 const io: Map<string, HostTensor> = readSafetensors(new Uint8Array(readFileSync(fixture('dfinen_ref_io.safetensors'))), 'dfine io fixture').tensors;
@@ -18,23 +18,6 @@ const get = (name: string): HostTensor => {
   assert.ok(t, `fixture has ${name}`);
   return t;
 };
-
-/** Every reference row has its own port row with the same class, a box within 1e-3 px and a score within 1e-6. */
-function assertSameSet(got: DetectionSet, boxes: Float32Array, scores: Float32Array, classes: BigInt64Array): void {
-  assert.equal(got.conf.length, scores.length, 'detection count');
-  const used = new Set<number>();
-  for (let r = 0; r < scores.length; r++) {
-    let match = -1;
-    for (let p = 0; p < got.conf.length && match < 0; p++) {
-      if (used.has(p) || got.cls[p] !== Number(classes[r])) continue;
-      let d = 0;
-      for (let c = 0; c < 4; c++) d = Math.max(d, Math.abs(got.xyxy[p * 4 + c]! - boxes[r * 4 + c]!));
-      if (d <= 1e-3 && Math.abs(got.conf[p]! - scores[r]!) <= 1e-6) match = p;
-    }
-    assert.ok(match >= 0, `reference detection ${r} (class ${classes[r]}, score ${scores[r]}) has no port match`);
-    used.add(match);
-  }
-}
 
 describe('D-FINE postprocess (top-k over queries x classes)', () => {
   const cases: Array<{ shape: string; img: number; h: number; w: number }> = [
@@ -47,19 +30,19 @@ describe('D-FINE postprocess (top-k over queries x classes)', () => {
       const got = dfineTopk(get(`pred_logits_${c.shape}`).data as Float32Array, get(`pred_boxes_${c.shape}`).data as Float32Array,
         c.img * 300, 300, 80, { conf: -1, maxDet: 300, origWidth: c.w, origHeight: c.h });
       const suffix = `${c.shape}[${c.img}]`;
-      assertSameSet(got, get(`topk_boxes_xyxy_${suffix}`).data as Float32Array, get(`topk_scores_${suffix}`).data as Float32Array, get(`topk_labels_${suffix}`).data as BigInt64Array);
+      assertSameDetectionSet(got, get(`topk_boxes_xyxy_${suffix}`).data as Float32Array, get(`topk_scores_${suffix}`).data as Float32Array, get(`topk_labels_${suffix}`).data as BigInt64Array, 1e-3, 1e-6);
     });
   }
 
   it('det_1x3x640x640: conf 0.5 keeps the original\'s 54 detections', () => {
     const got = dfineTopk(get('pred_logits_1x3x640x640').data as Float32Array, get('pred_boxes_1x3x640x640').data as Float32Array,
       0, 300, 80, { conf: 0.5, maxDet: 300, origWidth: 640, origHeight: 480 });
-    assertSameSet(got, get('det_boxes_xyxy_1x3x640x640').data as Float32Array, get('det_scores_1x3x640x640').data as Float32Array, get('det_classes_1x3x640x640').data as BigInt64Array);
+    assertSameDetectionSet(got, get('det_boxes_xyxy_1x3x640x640').data as Float32Array, get('det_scores_1x3x640x640').data as Float32Array, get('det_classes_1x3x640x640').data as BigInt64Array, 1e-3, 1e-6);
   });
 
   it('image_det_*: the 29 detections of predict(parkour.jpg, conf 0.5) from the stored network outputs', () => {
     const got = dfineTopk(get('image_pred_logits').data as Float32Array, get('image_pred_boxes').data as Float32Array,
       0, 300, 80, { conf: 0.5, maxDet: 300, origWidth: 1280, origHeight: 852 });
-    assertSameSet(got, get('image_det_boxes_xyxy').data as Float32Array, get('image_det_scores').data as Float32Array, get('image_det_classes').data as BigInt64Array);
+    assertSameDetectionSet(got, get('image_det_boxes_xyxy').data as Float32Array, get('image_det_scores').data as Float32Array, get('image_det_classes').data as BigInt64Array, 1e-3, 1e-6);
   });
 });

@@ -3,6 +3,7 @@
  * checked per image (a differing slot only where the two tokens' reference scores are within a
  * tolerance), then output rows paired by the token each query came from.
  */
+import type { DetectionSet } from '../../src/models/registry.ts';
 
 export function maxAbsDiff(actual: ArrayLike<number | bigint>, expected: ArrayLike<number | bigint>): number {
   if (actual.length !== expected.length) throw new Error(`length ${actual.length} != ${expected.length}`);
@@ -73,4 +74,24 @@ export function maxAbsDiffPaired(got: Float32Array, want: Float32Array, width: n
     }
   });
   return m;
+}
+
+/**
+ * Every reference detection has its own port detection with the same class, a box within `boxTol`
+ * px and a score within `scoreTol`; the counts are equal (detection lists compared as sets).
+ */
+export function assertSameDetectionSet(got: DetectionSet, boxes: Float32Array, scores: Float32Array, classes: BigInt64Array, boxTol: number, scoreTol: number): void {
+  if (got.conf.length !== scores.length) throw new Error(`detection count ${got.conf.length} != ${scores.length}`);
+  const used = new Set<number>();
+  for (let r = 0; r < scores.length; r++) {
+    let match = -1;
+    for (let p = 0; p < got.conf.length && match < 0; p++) {
+      if (used.has(p) || got.cls[p] !== Number(classes[r])) continue;
+      let d = 0;
+      for (let c = 0; c < 4; c++) d = Math.max(d, Math.abs(got.xyxy[p * 4 + c]! - boxes[r * 4 + c]!));
+      if (d <= boxTol && Math.abs(got.conf[p]! - scores[r]!) <= scoreTol) match = p;
+    }
+    if (match < 0) throw new Error(`reference detection ${r} (class ${classes[r]}, score ${scores[r]}) has no port match within ${boxTol} px / ${scoreTol}`);
+    used.add(match);
+  }
 }
