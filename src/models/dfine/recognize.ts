@@ -1,0 +1,46 @@
+/**
+ * Recognising a D-FINE checkpoint (dfine.md 2.2): the size from tensor shapes, and D-FINE versus
+ * DEIM (identical keys and shapes) only from the checkpoint's `model_family` or a filename hint,
+ * never guessed.
+ */
+import { LibreYOLOError } from '../../errors.ts';
+import type { StateDict } from '../registry.ts';
+import type { DfineSize } from './config.ts';
+
+/** Any key containing `decoder.pre_bbox_head.` (RT-DETR has none). */
+export function looksLikeDfineOrDeim(keys: Iterable<string>): boolean {
+  for (const k of keys) if (k.includes('decoder.pre_bbox_head.')) return true;
+  return false;
+}
+
+/** hidden = in-channels of encoder.lateral_convs.0; levels = number of encoder.input_proj.*.conv.weight. */
+export function dfineSizeFromShapes(sd: StateDict): DfineSize | null {
+  const strip = (k: string): string => (k.startsWith('module.') ? k.slice(7) : k);
+  const byKey = new Map([...sd].map(([k, v]) => [strip(k), v]));
+  const hidden = byKey.get('encoder.lateral_convs.0.conv.weight')?.dims[1];
+  const levels = [...byKey.keys()].filter((k) => /^encoder\.input_proj\.\d+\.conv\.weight$/.test(k)).length;
+  if (hidden === 128 && levels === 2) return 'n';
+  if (hidden === 384 && levels === 3) return 'x';
+  if (hidden === 256 && levels === 3) {
+    const cin = byKey.get('encoder.input_proj.0.conv.weight')?.dims[1];
+    return cin === 256 ? 's' : cin === 384 ? 'm' : cin === 512 ? 'l' : null;
+  }
+  return null;
+}
+
+const HINTS: Array<[RegExp, 'dfine' | 'deim']> = [
+  [/^libredfine[nslmx]?\b/i, 'dfine'],
+  [/^libredeim[nslmx]?\b/i, 'deim'],
+  [/^dfine(_hgnetv2)?_[nslmx]/i, 'dfine'],
+  [/^deim(_hgnetv2)?_[nslmx]/i, 'deim'],
+];
+
+/** `model_family` first, then the file name (`LibreDFINEn.pt`, `dfine_hgnetv2_s_coco.pth`, ...); otherwise an error. */
+export function resolveDfineOrDeim(modelFamily: string | undefined, filename: string): 'dfine' | 'deim' {
+  if (modelFamily === 'dfine' || modelFamily === 'deim') return modelFamily;
+  const base = filename.split(/[\\/]/).pop() ?? filename;
+  for (const [re, family] of HINTS) if (re.test(base)) return family;
+  throw new LibreYOLOError('model_load_failed',
+    `Ambiguous D-FINE/DEIM checkpoint '${base}': both families have the same keys and shapes, and the file has no model_family metadata.`,
+    { suggestion: 'Rename it with its family (LibreDFINE<size>.pt or LibreDEIM<size>.pt) or save it with model_family metadata.' });
+}
