@@ -10,18 +10,13 @@
  * `lr(global_step + 1)` after every optimizer step.
  */
 import { LibreYOLOError } from '../errors.ts';
+import type { ScheduleInputs } from '../models/registry.ts';
 
 export type SchedulerName = 'linear' | 'cos' | 'warmcos';
 
-export interface ScheduleConfig {
+/** The family contract's schedule inputs (stepsPerEpoch = ceil(batches / accumulate)) plus the built-in scheduler's name. */
+export interface ScheduleConfig extends Omit<ScheduleInputs, 'noAugEpochs'> {
   scheduler: SchedulerName;
-  lr0: number;
-  epochs: number;
-  /** Optimizer steps per epoch (ceil(batches / accumulate)). */
-  stepsPerEpoch: number;
-  warmupEpochs: number;
-  warmupLrStart: number;
-  minLrRatio: number;
 }
 
 export const SCHEDULE_DEFAULTS = { scheduler: 'linear' as SchedulerName, warmupEpochs: 3, warmupLrStart: 1e-4, minLrRatio: 0.01 };
