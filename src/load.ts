@@ -74,6 +74,7 @@ async function loadCheckpointModel(path: string, options: LoadOptions): Promise<
       `Cannot load ${path}: its weights match no supported model family (${listFamilies().map((f) => f.name).join(', ')}); ${sampleKeys(ckpt.stateDict)}. ${advice}`,
       { cause: err, suggestion: advice });
   }
+  family.checkSource?.({ path, modelFamily: meta.model_family });
   if (meta.model_family && meta.model_family !== family.name) {
     throw new LibreYOLOError('model_family_mismatch', `${path} says model_family '${meta.model_family}', but its weights are a ${family.name} network.`);
   }
@@ -200,7 +201,7 @@ async function loadOnnxModel(path: string, options: LoadOptions): Promise<LibreY
     // image and ask the families whose export layout the shape that comes out is (the session is
     // reused by predict).
     try {
-      const probed = await probeFamily(engine, path, io, typeof input.shape[0] === 'number' ? input.shape[0] : 1, imgsz, family);
+      const probed = await probeFamily(engine, path, io, output.name, typeof input.shape[0] === 'number' ? input.shape[0] : 1, imgsz, family);
       nc = probed.nc;
       if (declaredNc !== undefined && declaredNc !== nc) throw metadataError(path, 'nc', `is ${declaredNc}, but the model outputs ${nc} class columns`);
       if (md.has('names')) names = checkNames(field('names'), path, nc);
@@ -240,11 +241,14 @@ async function loadOnnxModel(path: string, options: LoadOptions): Promise<LibreY
  * The family and class count of a file from the output of a blank batch: the named family's layout,
  * or the first registered family that recognises it; else a clear error.
  */
-async function probeFamily(engine: OnnxFileEngine, path: string, io: string, batch: number, [h, w]: [number, number], named: ModelFamily | null): Promise<{ family: ModelFamily; nc: number }> {
+async function probeFamily(engine: OnnxFileEngine, path: string, io: string, outputName: string, batch: number, [h, w]: [number, number], named: ModelFamily | null): Promise<{ family: ModelFamily; nc: number }> {
   const what = `a blank ${batch}x3x${h}x${w} input`;
   let dims: number[];
+  let outputs: Record<string, number[]>;
   try {
-    dims = (await engine.forwardRaw({ dtype: 'float32', dims: [batch, 3, h, w], data: new Float32Array(batch * 3 * h * w) })).output.dims;
+    const r = await engine.forwardRaw({ dtype: 'float32', dims: [batch, 3, h, w], data: new Float32Array(batch * 3 * h * w) });
+    dims = r.output.dims;
+    outputs = { [outputName]: dims, ...Object.fromEntries(Object.entries(r.extra).map(([k, t]) => [k, t.dims])) };
   } catch (err) {
     throw new LibreYOLOError('model_load_failed',
       `ONNX Runtime cannot run ${path} on ${what}: ${(err as Error).message}. Check that the file is a complete detector export.`, { cause: err });
@@ -252,7 +256,7 @@ async function probeFamily(engine: OnnxFileEngine, path: string, io: string, bat
   const candidates = named ? [named] : listFamilies();
   for (const family of candidates) {
     const recognise: OnnxRecognition | undefined = family.onnx;
-    const nc = dims[0] === batch ? recognise?.classCount(dims, [h, w]) ?? null : null;
+    const nc = dims[0] === batch ? recognise?.classCount(dims, [h, w], outputs) ?? null : null;
     if (nc !== null && nc >= 1) return { family, nc };
   }
   const layouts = candidates.filter((f) => f.onnx).map((f) => `${f.onnx!.layout(batch, [h, w])} (${f.name})`).join(' or ');

@@ -213,8 +213,11 @@ export interface ScheduleInputs {
 
 /** How exported ONNX files without LibreYOLO metadata are recognised, and read when their output differs. */
 export interface OnnxRecognition {
-  /** Class count if an output of these dims (for an `h x w` input) is this family's export, else null. */
-  classCount(outputDims: readonly number[], hw: [number, number]): number | null;
+  /**
+   * Class count if an output of these dims (for an `h x w` input) is this family's export, else
+   * null; `outputs` has every output's dims by name, for exports recognised by their output pair.
+   */
+  classCount(outputDims: readonly number[], hw: [number, number], outputs: Readonly<Record<string, readonly number[]>>): number | null;
   /** The export's output shape for messages, e.g. `[1,4+nc,8400]`. */
   layout(batch: number, hw: [number, number]): string;
   /**
@@ -267,6 +270,12 @@ export interface ModelFamily {
   readonly train?: TrainingHooks;
   readonly onnx?: OnnxRecognition;
   canLoad(keys: readonly string[]): boolean;
+  /**
+   * Checked on the family found for a checkpoint, before it is built, with the file's path and
+   * metadata family: a family whose keys another shares (D-FINE and DEIM) refuses files whose
+   * name and metadata do not say it is this one.
+   */
+  checkSource?(source: { path: string; modelFamily: string | undefined }): void;
   detectSize(stateDict: StateDict): string | null;
   /** Builds a network; with a state dict, shaped from and loaded with it. */
   create(opts: { size: string; nc?: number; stateDict?: StateDict }): DetectionNetwork;

@@ -43,27 +43,46 @@ export class DfineNetwork extends Module {
     this.assignPaths();
   }
 
+  /** Refuses an input size the eval graph cannot run (its baked constants are for 640x640). */
+  static checkSize(height: number, width: number): void {
+    if (height !== C.inputSize || width !== C.inputSize) {
+      throw new LibreYOLOError('invalid_imgsz', `D-FINE runs only at ${C.inputSize}x${C.inputSize} (its anchors and position embedding are fixed for that size), got ${height}x${width}. Use imgsz=${C.inputSize}.`);
+    }
+  }
+
+  /**
+   * The eval forward of `images` [B, 3, 640, 640] (RGB, /255): raw class logits [B, 300, nc] and
+   * boxes [B, 300, 4] (cx, cy, w, h normalised), with the maps and proposals for taps.
+   */
+  forward(b: GraphBuilder, images: string, injected: string | null): { logits: string; boxes: string; feats: string[]; enc: string[]; maxLogit: string; topk: string } {
+    const feats = this.backbone.emit(b, images);
+    const enc = this.encoder.emit(b, feats, this.levelSizes());
+    const out = this.decoder.emit(b, enc, injected);
+    return { logits: out.logits, boxes: out.boxes, feats, enc, maxLogit: out.maxLogit, topk: out.topk };
+  }
+
+  /** [H, W] of each level's map at 640, finest first. */
+  levelSizes(): Array<[number, number]> {
+    return this.strides.map((s) => [C.inputSize / s, C.inputSize / s]);
+  }
+
   /** Emits the eval graph: input `images` [B, 3, 640, 640] (RGB, /255) -> `pred_logits`, `pred_boxes`. */
   emitGraph(b: GraphBuilder, opts: DfineEmitOptions): void {
     const height = opts.height ?? C.inputSize;
     const width = opts.width ?? C.inputSize;
-    if (height !== C.inputSize || width !== C.inputSize) {
-      throw new LibreYOLOError('invalid_imgsz', `D-FINE runs only at ${C.inputSize}x${C.inputSize} (its anchors and position embedding are fixed for that size), got ${height}x${width}. Use imgsz=${C.inputSize}.`);
-    }
+    DfineNetwork.checkSize(height, width);
     const batch = opts.batch;
     const k = C.numQueries;
     const x = b.input('images', 'float32', [batch, 3, height, width]);
     const injected = opts.injectTopk ? b.input('enc_topk_index', 'int64', [batch, k]) : null;
-    const feats = this.backbone.emit(b, x);
-    const sizes = this.strides.map((s) => [height / s, width / s] as [number, number]);
-    const enc = this.encoder.emit(b, feats, sizes);
-    const out = this.decoder.emit(b, enc, injected);
+    const out = this.forward(b, x, injected);
     b.output('pred_logits', out.logits, 'float32', [batch, k, this.options.nc]);
     b.output('pred_boxes', out.boxes, 'float32', [batch, k, 4]);
     if (!opts.taps) return;
+    const sizes = this.levelSizes();
     const tokens = sizes.reduce((a, [h, w]) => a + h * w, 0);
-    feats.forEach((f, l) => b.output(`backbone_out${l}`, f, 'float32', [batch, this.backbone.outChannels()[l]!, sizes[l]![0], sizes[l]![1]]));
-    enc.forEach((f, l) => b.output(`encoder_out${l}`, f, 'float32', [batch, this.cfg.encHidden, sizes[l]![0], sizes[l]![1]]));
+    out.feats.forEach((f, l) => b.output(`backbone_out${l}`, f, 'float32', [batch, this.backbone.outChannels()[l]!, sizes[l]![0], sizes[l]![1]]));
+    out.enc.forEach((f, l) => b.output(`encoder_out${l}`, f, 'float32', [batch, this.cfg.encHidden, sizes[l]![0], sizes[l]![1]]));
     b.output('enc_token_maxlogit', out.maxLogit, 'float32', [batch, tokens]);
     if (!injected) b.output('enc_topk_token_index', out.topk, 'int64', [batch, k]);
   }

@@ -35,12 +35,44 @@ const HINTS: Array<[RegExp, 'dfine' | 'deim']> = [
   [/^deim(_hgnetv2)?_[nslmx]/i, 'deim'],
 ];
 
+/** The family a file name says (`LibreDFINEn.pt`, `dfine_hgnetv2_s_coco.pth`, `LibreDEIMx.pt`, ...), or null. */
+export function dfineFileHint(filename: string): 'dfine' | 'deim' | null {
+  const base = baseName(filename);
+  for (const [re, family] of HINTS) if (re.test(base)) return family;
+  return null;
+}
+
+const baseName = (filename: string): string => filename.split(/[\\/]/).pop() ?? filename;
+
 /** `model_family` first, then the file name (`LibreDFINEn.pt`, `dfine_hgnetv2_s_coco.pth`, ...); otherwise an error. */
 export function resolveDfineOrDeim(modelFamily: string | undefined, filename: string): 'dfine' | 'deim' {
   if (modelFamily === 'dfine' || modelFamily === 'deim') return modelFamily;
-  const base = filename.split(/[\\/]/).pop() ?? filename;
-  for (const [re, family] of HINTS) if (re.test(base)) return family;
+  const hint = dfineFileHint(filename);
+  if (hint) return hint;
   throw new LibreYOLOError('model_load_failed',
-    `Ambiguous D-FINE/DEIM checkpoint '${base}': both families have the same keys and shapes, and the file has no model_family metadata.`,
+    `Ambiguous D-FINE/DEIM checkpoint '${baseName(filename)}': both families have the same keys and shapes, and the file has no model_family metadata.`,
     { suggestion: 'Rename it with its family (LibreDFINE<size>.pt or LibreDEIM<size>.pt) or save it with model_family metadata.' });
+}
+
+const SHOWN = { dfine: 'D-FINE', deim: 'DEIM' } as const;
+
+/**
+ * A D-FINE-shaped checkpoint is loaded as D-FINE only when its metadata or name says so: a name and
+ * metadata that disagree, a DEIM file (DEIM is not ported yet) or neither hint is a clear error.
+ * Metadata naming another family is left to the loader's mismatch check.
+ */
+export function checkDfineSource(modelFamily: string | undefined, path: string): void {
+  if (modelFamily !== undefined && modelFamily !== 'dfine' && modelFamily !== 'deim') return;
+  const base = baseName(path);
+  const hint = dfineFileHint(path);
+  if (modelFamily && hint && hint !== modelFamily) {
+    throw new LibreYOLOError('model_family_mismatch',
+      `${base}: its file name says ${SHOWN[hint]} but its model_family metadata says ${SHOWN[modelFamily]} (the two families have the same keys and shapes, so the file cannot tell which it is).`,
+      { suggestion: `Rename the file to match its metadata (${modelFamily === 'dfine' ? 'LibreDFINE' : 'LibreDEIM'}<size>.pt), or re-save it with the right model_family.` });
+  }
+  if (resolveDfineOrDeim(modelFamily, path) === 'deim') {
+    throw new LibreYOLOError('model_family_mismatch',
+      `${base} is a DEIM checkpoint (by its ${modelFamily ? 'model_family metadata' : 'file name'}); DEIM is not supported yet, only D-FINE (same keys, other activations: loading it as D-FINE would give wrong detections).`,
+      { suggestion: 'Use a D-FINE checkpoint (LibreDFINE<size>.pt); if this file really is D-FINE, rename it or fix its model_family metadata.' });
+  }
 }

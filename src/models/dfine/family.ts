@@ -1,0 +1,63 @@
+/**
+ * D-FINE as a registered family (dfine.md 2, 4, 5): checkpoints recognised by the
+ * `decoder.pre_bbox_head.` keys, told apart from DEIM (same keys) only by metadata or file name,
+ * the size from shapes and nc from the score head; the Pillow-exact 640 stretch, /255, no mean/std;
+ * the NMS-free top-k over queries x classes with unclipped boxes; 640x640 only; the original's
+ * export layout (`images` -> `pred_logits`, `pred_boxes`, opset 17) read back by LibreYOLO().
+ */
+import { LibreYOLOError } from '../../errors.ts';
+import { DEFAULT_CAPABILITIES, type ModelFamily } from '../registry.ts';
+import { DFINE_COMMON as C, DFINE_SIZES, type DfineSize } from './config.ts';
+import { DfineDetector } from './detector.ts';
+import { dfineExportClassCount, dfineExportToPredict } from './export-layout.ts';
+import { checkDfineSource, dfineSizeFromShapes, looksLikeDfineOrDeim } from './recognize.ts';
+import { loadDfineStateDict } from './state-dict.ts';
+
+const SCORE_BIAS_KEY = 'decoder.dec_score_head.0.bias';
+
+export const dfineFamily: ModelFamily = {
+  name: 'dfine',
+  displayName: 'D-FINE',
+  filenamePrefix: 'LibreDFINE',
+  sizes: DFINE_SIZES,
+  defaultImgsz: C.inputSize,
+  // Every size runs at 640 (the checkpoint's imgsz is not read): the eval graph bakes its constants for it.
+  inputSizes: Object.fromEntries(DFINE_SIZES.map((s) => [s, C.inputSize])),
+  imgszStride: 32,
+  fixedImgsz: [C.inputSize],
+  // The original's flags: the base class's batched predict and TTA, TTA_FIXED_SIZE (flip only).
+  capabilities: { ...DEFAULT_CAPABILITIES, SUPPORTS_BATCHED_PREDICT: true, TTA_FIXED_SIZE: true },
+  // dfine.md 4.1: Pillow BILINEAR stretch to 640x640, float32(u8) / 255, RGB.
+  input: { resize: 'stretch', filter: 'pil', pad: 0, channels: 'rgb', scale: 1 / 255 },
+  // dfine.md 4.3: top min(max_det, Q * nc) of the sigmoid scores, boxes not clipped.
+  postprocess: { kind: 'topk', k: C.numQueries, clip: false },
+  // dfine.md 5: opset 17 (LayerNormalization), dynamic batch only.
+  exportOpset: 17,
+  staticExportSize: true,
+  onnx: {
+    classCount: (_dims, _hw, outputs) => dfineExportClassCount(outputs),
+    layout: (batch) => `pred_logits [${batch},${C.numQueries},nc] + pred_boxes [${batch},${C.numQueries},4]`,
+    toPredictLayout: dfineExportToPredict,
+  },
+
+  canLoad: (keys) => looksLikeDfineOrDeim(keys),
+
+  checkSource: ({ path, modelFamily }) => checkDfineSource(modelFamily, path),
+
+  detectSize: (stateDict) => dfineSizeFromShapes(stateDict),
+
+  create({ size, nc, stateDict }) {
+    if (!(DFINE_SIZES as readonly string[]).includes(size)) {
+      throw new LibreYOLOError('model_load_failed', `Unknown dfine size '${size}'. Sizes: ${DFINE_SIZES.join(', ')}.`);
+    }
+    if (!stateDict) return new DfineDetector({ size: size as DfineSize, nc: nc ?? 80 });
+    const bias = stateDict.get(SCORE_BIAS_KEY) ?? stateDict.get(`module.${SCORE_BIAS_KEY}`);
+    if (!bias || bias.dims.length !== 1 || bias.dims[0]! < 1) {
+      throw new LibreYOLOError('model_load_failed', `Checkpoint has no D-FINE score head (${SCORE_BIAS_KEY} is missing).`);
+    }
+    // nc is the score head's width (dfine.md 2.2); the checkpoint wins over any requested nc.
+    const net = new DfineDetector({ size: size as DfineSize, nc: bias.dims[0]! });
+    loadDfineStateDict(net, stateDict);
+    return net;
+  },
+};
