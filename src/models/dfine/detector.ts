@@ -23,11 +23,11 @@ export class DfineDetector extends DfineNetwork implements DetectionNetwork {
     const images = b.input('images', 'float32', [batch, 3, height, width]);
     const out = this.forward(b, images, null);
     const decoded = b.scope('decode', () => {
-      const half = b.op('Mul', [slice(b, out.boxes, -1, 2, 4), b.scalar(0.5, 'half')]);
+      const half = b.op('Mul', [b.op('Relu', [slice(b, out.boxes, -1, 2, 4)]), b.scalar(0.5, 'half')]);
       const centre = slice(b, out.boxes, -1, 0, 2);
       const scale = b.constant('input_wh', float32([width, height, width, height], [4]));
       const xyxy = b.op('Mul', [concat(b, [b.op('Sub', [centre, half]), b.op('Add', [centre, half])], -1), scale]);
-      return concat(b, [transpose(b, xyxy, [0, 2, 1]), transpose(b, b.op("Sigmoid", [out.logits]), [0, 2, 1])], 1);
+      return concat(b, [transpose(b, xyxy, [0, 2, 1]), transpose(b, preciseSigmoid(b, out.logits), [0, 2, 1])], 1);
     });
     b.output('output', decoded, 'float32', [batch, 4 + this.nc, C.numQueries]);
   }
