@@ -12,6 +12,8 @@ import { lowerComposites } from '../../src/graph/passes/lower-composites.ts';
 import type { Graph } from '../../src/graph/ir.ts';
 import { seededRandom } from '../../src/models/yolo9/init.ts';
 import type { HostTensor } from '../../src/graph/tensor.ts';
+import type { F64 } from '../../src/graph/interpret/array.ts';
+import { interpret, toF64 } from '../../src/graph/interpret/interpreter.ts';
 
 export interface GradInput {
   name: string;
@@ -99,5 +101,43 @@ export async function gradCheck(
     }
   }
   await session.release();
+  return { maxRelError: maxRel, samples };
+}
+
+/**
+ * The same check in exact arithmetic: the lowered gradient graph runs on the float64 interpreter,
+ * and central differences (default eps 1e-6) of its loss are compared with its analytic gradient.
+ * Free of float32 noise, so a tolerance near 1e-7 separates a wrong rule from truncation error.
+ */
+export async function gradCheck64(
+  inputs: GradInput[],
+  emit: (b: GraphBuilder, xs: string[]) => string,
+  opts: { seed?: number; eps?: number; samples?: number } = {},
+): Promise<GradCheckResult> {
+  const eps = opts.eps ?? 1e-6;
+  const { graph, feeds, wrt, rand } = await buildGradGraph(inputs, emit, opts.seed ?? 1);
+  const f64: Record<string, F64> = Object.fromEntries(Object.entries(feeds).map(([k, t]) => [k, toF64(t)]));
+  const base = interpret(graph, f64);
+  let maxRel = 0;
+  let samples = 0;
+  for (const w of wrt) {
+    const analytic = base[`grad_${w}`]!.data;
+    const x = f64[w]!.data;
+    // Small inputs are checked at every coordinate (a duplicate index touches only a few).
+    const every = x.length <= 128 && opts.samples === undefined;
+    const count = every ? x.length : Math.min(opts.samples ?? 12, x.length);
+    for (let s = 0; s < count; s++) {
+      const idx = every ? s : Math.floor(rand() * x.length);
+      const orig = x[idx]!;
+      x[idx] = orig + eps;
+      const up = interpret(graph, f64, ['loss']).loss!.data[0]!;
+      x[idx] = orig - eps;
+      const down = interpret(graph, f64, ['loss']).loss!.data[0]!;
+      x[idx] = orig;
+      const numeric = (up - down) / (2 * eps);
+      maxRel = Math.max(maxRel, Math.abs(analytic[idx]! - numeric) / Math.max(1, Math.abs(numeric)));
+      samples++;
+    }
+  }
   return { maxRelError: maxRel, samples };
 }

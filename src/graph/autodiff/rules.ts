@@ -8,24 +8,13 @@
 import { i, ints, s, type GraphBuilder } from '../builder.ts';
 import { attrFloat, attrInt, attrInts, type Node } from '../ir.ts';
 import { int64, preciseSigmoid } from '../nn.ts';
-import type { ShapeMap } from './shapes.ts';
+import { dims, gOnly, type RuleContext, type VjpRule } from './context.ts';
 import { reduceSum, reshapeTo, transpose, unbroadcast, zerosOf } from './emit.ts';
+import { gridSampleRule } from './rules-grid-sample.ts';
+import { INDEXING_RULES } from './rules-indexing.ts';
+import { batchNormInferenceRule, layerNormRule } from './rules-norm.ts';
 
-export interface RuleContext {
-  b: GraphBuilder;
-  node: Node;
-  /** Gradient of each output (null when that output does not reach the loss). */
-  gy: Array<string | null>;
-  shapes: ShapeMap;
-}
-
-export type VjpRule = (ctx: RuleContext) => Array<string | null>;
-
-const dims = (ctx: RuleContext, v: string): number[] => {
-  const m = ctx.shapes.get(v);
-  if (!m) throw new Error(`autodiff: no shape for ${v} (input of ${ctx.node.name})`);
-  return m.dims;
-};
+export type { RuleContext, VjpRule } from './context.ts';
 
 /** Ops whose outputs carry no gradient (comparisons, indices, shapes). */
 export const NON_DIFFERENTIABLE = new Set([
@@ -46,12 +35,6 @@ export function ruleFor(op: string): VjpRule | undefined {
 export function registeredOps(): string[] {
   return [...rules.keys()].sort();
 }
-
-const gOnly = (ctx: RuleContext): string => {
-  const g = ctx.gy[0];
-  if (!g) throw new Error(`autodiff: ${ctx.node.name} has no output gradient`);
-  return g;
-};
 
 // ---- elementwise arithmetic (numpy broadcasting) ----
 
@@ -152,6 +135,14 @@ registerRule('Atan', (ctx) => {
   const x = ctx.node.inputs[0]!;
   return [b.op('Div', [gOnly(ctx), b.op('Add', [b.scalar(1, 'one'), b.op('Mul', [x, x])])])];
 });
+registerRule('Erf', (ctx) => {
+  const { b } = ctx;
+  const x = ctx.node.inputs[0]!;
+  const slope = b.op('Mul', [b.op('Exp', [b.op('Neg', [b.op('Mul', [x, x])])]), b.scalar(2 / Math.sqrt(Math.PI), 'two_over_sqrt_pi')]);
+  return [b.op('Mul', [gOnly(ctx), slope])];
+});
+registerRule('Sin', (ctx) => [ctx.b.op('Mul', [gOnly(ctx), ctx.b.op('Cos', [ctx.node.inputs[0]!])])]);
+registerRule('Cos', (ctx) => [ctx.b.op('Neg', [ctx.b.op('Mul', [gOnly(ctx), ctx.b.op('Sin', [ctx.node.inputs[0]!])])])]);
 registerRule('Pow', (ctx) => {
   const { b, node } = ctx;
   const [x, p] = node.inputs as [string, string];
@@ -236,6 +227,20 @@ registerRule('ReduceMean', (ctx) => {
   return [expandBack(ctx, ctx.b.op('Mul', [gOnly(ctx), ctx.b.scalar(1 / count, 'inv_count')])), null];
 });
 
+/**
+ * ReduceMax/ReduceMin: the gradient goes to the extreme elements, split evenly among ties (as
+ * torch.amax/amin; torch.max(dim) would give it all to the one index it returns).
+ */
+function extremeRule(ctx: RuleContext): Array<string | null> {
+  const { b, node } = ctx;
+  const x = node.inputs[0]!;
+  const hit = b.op('Cast', [b.op('Equal', [x, expandBack(ctx, node.outputs[0]!)])], { to: i(1) });
+  const share = b.op('Div', [hit, reduceSum(b, hit, reduceAxes(ctx).axes, true)]);
+  return [b.op('Mul', [expandBack(ctx, gOnly(ctx)), share]), null];
+}
+registerRule('ReduceMax', extremeRule);
+registerRule('ReduceMin', extremeRule);
+
 registerRule('Softmax', (ctx) => {
   const { b, node } = ctx;
   const y = node.outputs[0]!;
@@ -260,6 +265,9 @@ registerRule('LogSoftmax', (ctx) => {
  * dx = gamma*invstd * (dy - mean(dy) - xhat*mean(dy*xhat)); far fewer passes over the activation
  * than differentiating its primitives one by one.
  */
+registerRule('LayerNormalization', layerNormRule);
+registerRule('BatchNormalization', batchNormInferenceRule);
+
 registerRule('BatchNormTrain', (ctx) => {
   const { b, node } = ctx;
   if (ctx.gy[1] || ctx.gy[2]) throw new Error(`autodiff: ${node.name}: gradients through batch statistics outputs are not supported`);
@@ -424,3 +432,5 @@ registerRule('Resize', (ctx) => {
   return [reduceSum(b, blocks, [3, 5], false), ...node.inputs.slice(1).map(() => null)];
 });
 
+registerRule('GridSample', gridSampleRule);
+for (const [op, rule] of Object.entries(INDEXING_RULES)) registerRule(op, rule);

@@ -111,6 +111,8 @@ export interface PoolAttrs {
   kernel: [number, number];
   strides: [number, number];
   pads: [number, number, number, number];
+  /** ceil_mode: a last, partial window when the stride leaves input over (it must start inside the input or left pad). */
+  ceil?: boolean;
 }
 
 /** Max pooling; also returns ONNX's flat indices (row-major over the whole input). */
@@ -127,8 +129,13 @@ function pool(x: F64, a: PoolAttrs, mode: 'max' | 'avg' | 'avg_pad'): [F64, F64]
   const [kh, kw] = a.kernel;
   const [sh, sw] = a.strides;
   const [pt, pl, pb, pr] = a.pads;
-  const oh = Math.floor((h + pt + pb - kh) / sh) + 1;
-  const ow = Math.floor((wd + pl + pr - kw) / sw) + 1;
+  const outSize = (size: number, before: number, after: number, k: number, st: number): number => {
+    if (!a.ceil) return Math.floor((size + before + after - k) / st) + 1;
+    const o = Math.ceil((size + before + after - k) / st) + 1;
+    return (o - 1) * st >= size + before ? o - 1 : o;
+  };
+  const oh = outSize(h, pt, pb, kh, sh);
+  const ow = outSize(wd, pl, pr, kw, sw);
   const out = array([n, c, oh, ow]);
   const idx = array([n, c, oh, ow]);
   for (let p = 0; p < n * c; p++) {

@@ -8,6 +8,7 @@ import {
 } from './array.ts';
 import { avgPool2d, conv2d, convTranspose2d, maxPool2d, type Conv2dAttrs } from './conv.ts';
 import { numel } from '../tensor.ts';
+import { erf, gather, gatherElements, gatherND, gridSampleBilinear, layerNormalization, scatterElements, scatterND, tile } from './indexing.ts';
 
 export type Kernel = (inputs: Array<F64 | undefined>, node: Node) => F64[];
 
@@ -252,24 +253,6 @@ function argMax(x: F64, axis: number, keepdims: boolean): F64 {
   return keepdims ? out : { dims: x.dims.filter((_, k) => k !== a), data: out.data };
 }
 
-function scatterAdd(data: F64, indices: F64, updates: F64, axis: number): F64 {
-  const a = normAxis(axis, data.dims.length);
-  const out = { dims: [...data.dims], data: Float64Array.from(data.data) };
-  const dst = stridesOf(data.dims);
-  const src = stridesOf(indices.dims);
-  for (let k = 0; k < indices.data.length; k++) {
-    let flat = 0;
-    let rest = k;
-    for (let d = 0; d < indices.dims.length; d++) {
-      const p = Math.floor(rest / src[d]!);
-      rest -= p * src[d]!;
-      flat += (d === a ? indices.data[k]! : p) * dst[d]!;
-    }
-    out.data[flat] += updates.data[k]!;
-  }
-  return out;
-}
-
 function convAttrs(node: Node, w: F64): Conv2dAttrs {
   const k = attrInts(node, 'kernel_shape', w.dims.slice(2));
   const pads = attrInts(node, 'pads', [0, 0, 0, 0]);
@@ -281,6 +264,12 @@ function convAttrs(node: Node, w: F64): Conv2dAttrs {
     dilations: attrInts(node, 'dilations', [1, 1]) as [number, number],
     group: attrInt(node, 'group', 1),
   };
+}
+
+function scatterReduction(node: Node): 'none' | 'add' {
+  const r = attrString(node, 'reduction', 'none');
+  if (r !== 'none' && r !== 'add') throw new Error(`${node.name}: scatter reduction ${r} is not supported`);
+  return r;
 }
 
 const FLOAT_TYPES = new Set([1, 10, 11, 16]);
@@ -321,6 +310,9 @@ export const KERNELS: Record<string, Kernel> = {
   Exp: unary(Math.exp),
   Log: unary(Math.log),
   Atan: unary(Math.atan),
+  Sin: unary(Math.sin),
+  Cos: unary(Math.cos),
+  Erf: unary(erf),
   Relu: unary((a) => (a > 0 ? a : 0)),
   Sigmoid: unary((a) => 1 / (1 + Math.exp(-a))),
   Softplus: unary((a) => (a > 0 ? a + Math.log1p(Math.exp(-a)) : Math.log1p(Math.exp(a)))),
@@ -408,9 +400,23 @@ export const KERNELS: Record<string, Kernel> = {
     return [out];
   },
   MatMul: (inputs, node) => [matmul(need(inputs, 0, node), need(inputs, 1, node))],
-  ScatterElements: (inputs, node) => {
-    if (attrString(node, 'reduction', 'none') !== 'add') throw new Error(`${node.name}: only ScatterElements with reduction=add is supported`);
-    return [scatterAdd(need(inputs, 0, node), need(inputs, 1, node), need(inputs, 2, node), attrInt(node, 'axis', 0))];
+  ScatterElements: (inputs, node) => [scatterElements(need(inputs, 0, node), need(inputs, 1, node), need(inputs, 2, node), attrInt(node, 'axis', 0), scatterReduction(node))],
+  ScatterND: (inputs, node) => [scatterND(need(inputs, 0, node), need(inputs, 1, node), need(inputs, 2, node), scatterReduction(node))],
+  Gather: (inputs, node) => [gather(need(inputs, 0, node), need(inputs, 1, node), attrInt(node, 'axis', 0))],
+  GatherElements: (inputs, node) => [gatherElements(need(inputs, 0, node), need(inputs, 1, node), attrInt(node, 'axis', 0))],
+  GatherND: (inputs, node) => [gatherND(need(inputs, 0, node), need(inputs, 1, node), attrInt(node, 'batch_dims', 0))],
+  Tile: (inputs, node) => [tile(need(inputs, 0, node), ints(inputs[1]))],
+  GridSample: (inputs, node) => {
+    const mode = attrString(node, 'mode', 'bilinear');
+    const padding = attrString(node, 'padding_mode', 'zeros');
+    if ((mode !== 'bilinear' && mode !== 'linear') || padding !== 'zeros') throw new Error(`${node.name}: only bilinear GridSample with zeros padding is supported (got ${mode}, ${padding})`);
+    const x = need(inputs, 0, node);
+    if (x.dims.length !== 4) throw new Error(`${node.name}: only 4-D GridSample is supported`);
+    return [gridSampleBilinear(x, need(inputs, 1, node), attrInt(node, 'align_corners', 0) === 1)];
+  },
+  LayerNormalization: (inputs, node) => {
+    if (attrInt(node, 'stash_type', 1) !== 1) throw new Error(`${node.name}: LayerNormalization stash_type other than 1 is not supported`);
+    return layerNormalization(need(inputs, 0, node), need(inputs, 1, node), inputs[2], attrInt(node, 'axis', -1), attrFloat(node, 'epsilon', 1e-5));
   },
   Conv: (inputs, node) => {
     const w = need(inputs, 1, node);
@@ -423,10 +429,11 @@ export const KERNELS: Record<string, Kernel> = {
     return [convTranspose2d(need(inputs, 0, node), w, inputs[2], { ...convAttrs(node, w), outputPadding: [op[0]!, op[1]!] })];
   },
   MaxPool: (inputs, node) => {
-    if (attrInt(node, 'ceil_mode', 0) || attrInt(node, 'storage_order', 0)) throw new Error(`${node.name}: MaxPool ceil_mode/storage_order are not supported`);
+    if (attrInt(node, 'storage_order', 0)) throw new Error(`${node.name}: MaxPool storage_order is not supported`);
+    if (attrInts(node, 'dilations', [1, 1]).some((d) => d !== 1)) throw new Error(`${node.name}: dilated MaxPool is not supported`);
     const k = attrInts(node, 'kernel_shape', []);
     const pads = attrInts(node, 'pads', [0, 0, 0, 0]);
-    return maxPool2d(need(inputs, 0, node), { kernel: [k[0]!, k[1]!], strides: attrInts(node, 'strides', [1, 1]) as [number, number], pads: pads as [number, number, number, number] });
+    return maxPool2d(need(inputs, 0, node), { kernel: [k[0]!, k[1]!], strides: attrInts(node, 'strides', [1, 1]) as [number, number], pads: pads as [number, number, number, number], ceil: attrInt(node, 'ceil_mode', 0) === 1 });
   },
   AveragePool: (inputs, node) => {
     if (attrInt(node, 'ceil_mode', 0)) throw new Error(`${node.name}: AveragePool ceil_mode is not supported`);
