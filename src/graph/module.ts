@@ -10,6 +10,11 @@ import { numel, zeros, type DType, type HostTensor } from './tensor.ts';
 export type ParamKind = 'parameter' | 'buffer';
 
 export class Parameter {
+  /**
+   * torch's requires_grad: false for a frozen parameter (the D-FINE stem), which training graphs
+   * feed as an input without a gradient and optimizers leave alone. It still counts as a parameter.
+   */
+  requiresGrad = true;
   constructor(public value: HostTensor, public readonly kind: ParamKind) {}
   get dims(): number[] {
     return this.value.dims;

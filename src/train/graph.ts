@@ -42,7 +42,7 @@ export interface TrainGraph {
   graph: Graph;
   /** Parameter keys in input order (their gradients are `grad.<key>`). */
   parameters: string[];
-  /** Buffer keys fed as inputs (BN running stats and counters). */
+  /** Buffer keys fed as inputs (BN running stats and counters, and frozen parameters). */
   buffers: string[];
   /** BN running-stat keys with an updated value output `running.<key>`. */
   runningStats: string[];
@@ -72,7 +72,10 @@ export function parameterFeeds(network: DetectionNetwork, keys: Iterable<string>
   return feeds;
 }
 
-/** Turns the network's initializers into graph inputs (so one session serves changing weights). */
+/**
+ * Turns the network's initializers into graph inputs (so one session serves changing weights).
+ * Frozen parameters (`requiresGrad` false) are fed like buffers: no gradient is derived for them.
+ */
 function weightsAsInputs(b: GraphBuilder, network: DetectionNetwork): { parameters: string[]; buffers: string[] } {
   const parameters: string[] = [];
   const buffers: string[] = [];
@@ -80,7 +83,7 @@ function weightsAsInputs(b: GraphBuilder, network: DetectionNetwork): { paramete
     if (!b.graph.initializers.has(key)) continue;
     b.graph.initializers.delete(key);
     b.graph.inputs.push({ name: key, dtype: p.value.dtype, shape: [...p.dims] });
-    (p.kind === 'parameter' ? parameters : buffers).push(key);
+    (p.kind === 'parameter' && p.requiresGrad ? parameters : buffers).push(key);
   }
   return { parameters, buffers };
 }

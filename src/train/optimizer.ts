@@ -50,8 +50,8 @@ export interface ParamGroup {
 }
 
 /**
- * Splits trainable parameters into g0/g1/g2 in state_dict order. A `.weight` is a BatchNorm weight
- * when its module also holds a `running_mean` buffer.
+ * Splits trainable parameters (frozen ones excluded) into g0/g1/g2 in state_dict order. A
+ * `.weight` is a BatchNorm weight when its module also holds a `running_mean` buffer.
  */
 export function buildParamGroups(named: Iterable<[string, Parameter]>): { g0: ParamRef[]; g1: ParamRef[]; g2: ParamRef[] } {
   const all = [...named];
@@ -60,7 +60,7 @@ export function buildParamGroups(named: Iterable<[string, Parameter]>): { g0: Pa
   const g1: ParamRef[] = [];
   const g2: ParamRef[] = [];
   for (const [key, param] of all) {
-    if (param.kind !== 'parameter') continue;
+    if (param.kind !== 'parameter' || !param.requiresGrad) continue;
     if (param.value.dtype !== 'float32') {
       throw new LibreYOLOError('config_unsupported', `Parameter ${key} is ${param.value.dtype}; training needs float32 parameters.`);
     }

@@ -14,6 +14,8 @@ export interface AttentionSpec {
    * before the product (torch.nn.MultiheadAttention). The two round differently in float32.
    */
   scaleOn: 'scores' | 'query';
+  /** Additive mask `[Tq, Tk]` (0 = attend, -inf = blocked) added to the scores before the softmax, as torch's attn_mask. */
+  mask?: string;
 }
 
 export function dotProductAttention(b: GraphBuilder, q: string, k: string, v: string, spec: AttentionSpec): string {
@@ -25,6 +27,7 @@ export function dotProductAttention(b: GraphBuilder, q: string, k: string, v: st
   if (spec.scaleOn === 'query') qh = b.op('Mul', [qh, b.scalar(1 / Math.sqrt(headDim), 'scale')]);
   let scores = matmul(b, qh, kt);
   if (spec.scaleOn === 'scores') scores = b.op('Div', [scores, b.scalar(Math.sqrt(headDim), 'sqrt_d')]);
+  if (spec.mask) scores = b.op('Add', [scores, spec.mask]);
   const ctx = matmul(b, softmax(b, scores, -1), vh);
   return reshape(b, transpose(b, ctx, [0, 2, 1, 3]), [0, 0, heads * headDim]);
 }

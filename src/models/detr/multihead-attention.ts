@@ -15,14 +15,17 @@ export class MultiheadAttention extends Module {
     this.addParameter('in_proj_bias', [3 * dim]);
     this.outProj = this.addModule('out_proj', new Linear(dim, dim));
   }
-  /** Self-attention with q = k = `qk` and v = `v` (no mask); 1/sqrt(d) scales q, as torch does. */
-  forward(b: GraphBuilder, qk: string, v: string): string {
+  /**
+   * Self-attention with q = k = `qk` and v = `v`; 1/sqrt(d) scales q, as torch does. `mask`: an
+   * additive `[T, T]` mask (-inf = blocked), torch's boolean attn_mask after its conversion.
+   */
+  forward(b: GraphBuilder, qk: string, v: string, mask?: string): string {
     const d = this.dim;
     const w = this.use(b, 'in_proj_weight');
     const bias = this.use(b, 'in_proj_bias');
     const [q, k] = split(b, linear(b, qk, slice(b, w, 0, 0, 2 * d), slice(b, bias, 0, 0, 2 * d)), [d, d], -1) as [string, string];
     const vp = linear(b, v, slice(b, w, 0, 2 * d, 3 * d), slice(b, bias, 0, 2 * d, 3 * d));
-    return this.outProj.emit(b, dotProductAttention(b, q, k, vp, { heads: this.heads, headDim: d / this.heads, scaleOn: 'query' }));
+    return this.outProj.emit(b, dotProductAttention(b, q, k, vp, { heads: this.heads, headDim: d / this.heads, scaleOn: 'query', ...(mask ? { mask } : {}) }));
   }
   /** The same on ORT's `MultiHeadAttention` (biases packed into it); returns out_proj(x) without its bias. */
   forwardFused(b: GraphBuilder, qk: string, v: string): { out: string; bias: string } {

@@ -63,6 +63,8 @@ export const DFINE_COMMON = {
   regMax: 32,
   up: 0.5,
   bnEps: 1e-5,
+  /** BatchNorm2d's default running-stat momentum (train mode). */
+  bnMomentum: 0.1,
   lnEps: 1e-5,
   anchorEps: 0.01,
   temperature: 10000,

@@ -1,12 +1,14 @@
 /**
  * Conv (no bias) + BatchNorm + optional activation, the unit of HGNetv2 (`ConvBNAct`: norm `bn`,
  * ReLU, LearnableAffineBlock `lab`) and of the hybrid encoder (`ConvNormLayer`: norm `norm`, SiLU).
- * Eval-mode BatchNorm (eps 1e-5); FrozenBatchNorm2d keeps weight/bias as buffers and has no
- * `num_batches_tracked`.
+ * BatchNorm eps 1e-5. In training graphs (`b.training`) it runs on batch statistics and reports its
+ * momentum-0.1 running-stat update through `b.runningStatOutputs`, also where its parameters are
+ * frozen (the D-FINE stem: requires_grad=False does not stop the statistics, dfine.md 8.13);
+ * FrozenBatchNorm2d keeps weight/bias as buffers, has no `num_batches_tracked` and stays in eval.
  */
 import type { GraphBuilder } from '../../graph/builder.ts';
 import { Module } from '../../graph/module.ts';
-import { batchNorm, conv2d, silu } from '../../graph/nn.ts';
+import { batchNorm, batchNormTrain, conv2d, silu } from '../../graph/nn.ts';
 import { DFINE_COMMON } from './config.ts';
 
 export interface ConvNormSpec {
@@ -48,10 +50,20 @@ export class ConvNorm extends Module {
   forward(b: GraphBuilder, x: string): string {
     const { k, stride = 1, groups = 1, norm, act } = this.spec;
     const y = conv2d(b, x, this.use(b, 'conv.weight'), null, { kernel: k, stride, groups, pad: (k - 1) >> 1 }, 'conv/Conv');
-    let n = batchNorm(b, y, this.use(b, `${norm}.weight`), this.use(b, `${norm}.bias`), this.use(b, `${norm}.running_mean`), this.use(b, `${norm}.running_var`), DFINE_COMMON.bnEps, `${norm}/BatchNormalization`);
+    let n = b.training && !this.spec.frozen ? this.trainNorm(b, y)
+      : batchNorm(b, y, this.use(b, `${norm}.weight`), this.use(b, `${norm}.bias`), this.use(b, `${norm}.running_mean`), this.use(b, `${norm}.running_var`), DFINE_COMMON.bnEps, `${norm}/BatchNormalization`);
     if (act === 'relu') n = b.op('Relu', [n]);
     else if (act === 'silu') n = b.scope('act', () => silu(b, n));
     if (this.lab) n = b.scope('lab', () => b.op('Add', [b.op('Mul', [n, this.use(b, 'lab.scale')]), this.use(b, 'lab.bias')]));
     return n;
+  }
+
+  private trainNorm(b: GraphBuilder, y: string): string {
+    const { norm, cout } = this.spec;
+    const out = b.scope(norm, () => batchNormTrain(b, y, this.use(b, `${norm}.weight`), this.use(b, `${norm}.bias`), this.use(b, `${norm}.running_mean`), this.use(b, `${norm}.running_var`),
+      { eps: DFINE_COMMON.bnEps, momentum: DFINE_COMMON.bnMomentum, channels: cout, preciseStats: b.preciseStats }));
+    b.runningStatOutputs.set(this.tensorPath(`${norm}.running_mean`), out.mean);
+    b.runningStatOutputs.set(this.tensorPath(`${norm}.running_var`), out.variance);
+    return out.y;
   }
 }

@@ -1,8 +1,9 @@
 /**
- * The D-FINE decoder (`DFINETransformer`, dfine.md 3.3-3.7; keys `decoder.*`), eval graph: query
+ * The D-FINE decoder (`DFINETransformer`, dfine.md 3.3-3.7; keys `decoder.*`): query
  * selection from the encoder memory (anchors, valid mask, enc_output, score/box heads, top-k), then
  * post-norm layers (self-attention, deformable cross-attention without projections, gate, FFN)
- * driving the FDR loop; score heads and LQE only at the last layer.
+ * driving the FDR loop; in eval, score heads and LQE only at the last layer (train-forward.ts runs
+ * the train path: every layer, the pre head, denoising queries).
  */
 import type { GraphBuilder } from '../../graph/builder.ts';
 import { i } from '../../graph/builder.ts';
@@ -70,9 +71,10 @@ class DecoderLayer extends Module {
     this.linear2 = this.addModule('linear2', new Linear(cfg.decFfn, d));
     this.norm3 = this.addModule('norm3', new LayerNorm(d, C.lnEps));
   }
-  forward(b: GraphBuilder, tgt: string, pos: string, ref: string, memory: string, shapes: ReadonlyArray<readonly [number, number]>, queries: number): string {
+  /** `mask`: the additive self-attention mask (train-mode denoising), none in eval. */
+  forward(b: GraphBuilder, tgt: string, pos: string, ref: string, memory: string, shapes: ReadonlyArray<readonly [number, number]>, queries: number, mask?: string): string {
     const withPos = (x: string): string => b.op('Add', [x, pos]);
-    let t = this.norm1.emit(b, b.op('Add', [tgt, this.selfAttn.emit(b, withPos(tgt), tgt)]));
+    let t = this.norm1.emit(b, b.op('Add', [tgt, this.selfAttn.emit(b, withPos(tgt), tgt, mask)]));
     const ca = this.crossAttn.emit(b, withPos(t), ref, memory, shapes, queries);
     t = this.gateway.emit(b, t, ca);
     const ffn = b.scope('ffn', () => this.linear2.emit(b, b.op('Relu', [this.linear1.emit(b, t)])));
@@ -128,6 +130,37 @@ export interface DecoderOutputs {
   topk: string;
 }
 
+/** Query selection (dfine.md 3.3): the memory, the scored tokens and the 300 proposals. */
+export interface QuerySelection {
+  /** [B, T, C] unmasked memory (the cross-attention's value). */
+  memory: string;
+  /** [B, T, nc] enc_score_head over the masked memory. */
+  encLogits: string;
+  /** [B, T] max class logit per token. */
+  maxLogit: string;
+  /** [B, k] int64 selected tokens. */
+  topk: string;
+  /** [B, k, C] enc_output at the selected tokens. */
+  topMem: string;
+  /** [B, k, 4] enc_bbox_head(topMem) + anchors (logit space). */
+  unact: string;
+}
+
+/** One refinement layer's outputs (dfine.md 3.7). */
+export interface RefinedLayer {
+  logits: string;
+  boxes: string;
+  corners: string;
+}
+
+export interface Refinement {
+  /** Eval: the last layer only; train: every layer. */
+  layers: RefinedLayer[];
+  /** Layer 0's pre head (train only) and ref0 (detached in train). */
+  pre: { logits: string; boxes: string } | null;
+  ref0: string;
+}
+
 export class DfineDecoder extends Module {
   readonly inputProj: ModuleList<ConvNorm> | null;
   readonly decoder: TransformerDecoder;
@@ -163,21 +196,31 @@ export class DfineDecoder extends Module {
     this.decBboxHead = this.addModule('dec_bbox_head', new ModuleList(Array.from({ length: L }, () => new MLP(d, d, 4 * (C.regMax + 1), 3))));
   }
 
-  private hostValue(name: string): HostTensor {
+  /** A tensor of this module as loaded (up, reg_scale, anchors, valid_mask). */
+  hostValue(name: string): HostTensor {
     return this.ownTensor(name).value;
   }
 
-  /** feats: encoder outputs finest first. `injected`: proposal indices [B, 300] to use instead of TopK. */
-  forward(b: GraphBuilder, feats: string[], injected: string | null = null): DecoderOutputs {
+  /** |up| and |reg_scale| as loaded, and W(n) from them. */
+  fdrConstants(): { up: number; regScale: number; project: Float32Array } {
+    const up = (this.hostValue('up').data as Float32Array)[0]!;
+    const regScale = (this.hostValue('reg_scale').data as Float32Array)[0]!;
+    return { up, regScale, project: weightingFunction(C.regMax, up, regScale) };
+  }
+
+  /**
+   * Memory and query selection (3.3) for level grids `shapes`: anchors and valid mask from
+   * `anchors`/`valid` (the loaded buffers in eval, regenerated for the input size in train).
+   * `injected`: proposal indices [B, 300] to use instead of TopK.
+   */
+  selectQueries(b: GraphBuilder, feats: string[], shapes: ReadonlyArray<readonly [number, number]>, anchors: { anchors: ArrayLike<number>; valid: Uint8Array }, injected: string | null = null): QuerySelection {
     const d = this.cfg.decHidden;
-    const shapes = this.shapes;
     const total = shapes.reduce((a, [h, w]) => a + h * w, 0);
     const k = Math.min(C.numQueries, total);
     const projected = this.inputProj ? b.scope('input_proj', () => feats.map((f, l) => this.inputProj!.at(l).emit(b, f))) : feats;
     const memory = concat(b, projected.map((f, l) => b.op('Transpose', [reshape(b, f, [0, d, shapes[l]![0] * shapes[l]![1]])], { perm: { ints: [0, 2, 1] } })), 1);
-
-    // Query selection (3.3): masked memory for scoring, anchors gathered at the top-k tokens.
-    const valid = this.hostValue('valid_mask').data as Uint8Array;
+    // Masked memory for scoring; the cross-attention later reads the unmasked one.
+    const valid = anchors.valid;
     const allValid = valid.every((v) => v === 1);
     const masked = allValid ? memory : b.op('Mul', [memory, b.constant('valid', float32(Array.from(valid), [1, total, 1]))]);
     const outMem = this.encOutput.emit(b, masked);
@@ -186,39 +229,62 @@ export class DfineDecoder extends Module {
     const topk = injected ?? b.opMulti('TopK', [maxLogit, b.constant('k', int64([k]))], 2, { axis: i(1), largest: i(1), sorted: i(1) })[1]!;
     const index = b.op('Unsqueeze', [topk, b.constant('axes', int64([-1]))]);
     const topMem = b.op('GatherND', [outMem, index], { batch_dims: i(1) });
-    const anchors = this.hostValue('anchors');
-    const topAnchors = b.op('Gather', [b.constant('anchors', { dtype: 'float32', dims: [total, 4], data: anchors.data }), topk], { axis: i(0) });
+    const topAnchors = b.op('Gather', [b.constant('anchors', { dtype: 'float32', dims: [total, 4], data: Float32Array.from(anchors.anchors) }), topk], { axis: i(0) });
     const unact = b.op('Add', [this.encBboxHead.emit(b, topMem), topAnchors]);
+    return { memory, encLogits, maxLogit, topk, topMem, unact };
+  }
 
-    // FDR loop (3.7), eval: every layer refines, score head + LQE at the last only.
-    const up = (this.hostValue('up').data as Float32Array)[0]!;
-    const regScale = (this.hostValue('reg_scale').data as Float32Array)[0]!;
-    const project = weightingFunction(C.regMax, up, regScale);
-    let ref = preciseSigmoid(b, unact);
-    let out = topMem;
+  /**
+   * The FDR loop (3.7) from initial content [B, Q, C] and reference logits [B, Q, 4]. Eval: every
+   * layer refines, score head + LQE at the last only. Train (`train`): every layer's outputs, the
+   * pre head, the original's gradient stops (ref, ref0, the previous output; not the corner
+   * chain), and the self-attention `mask` (additive [Q, Q]).
+   */
+  refine(b: GraphBuilder, content: string, refUnact: string, memory: string, shapes: ReadonlyArray<readonly [number, number]>, queries: number, opts: { train: boolean; mask?: string }): Refinement {
+    const { regScale, project } = this.fdrConstants();
+    const stop = (v: string): string => (opts.train ? b.op('Identity', [v], {}, { name: 'StopGradient' }) : v);
+    let ref = preciseSigmoid(b, refUnact);
+    let out = content;
     let ref0 = '';
     let prevCorners: string | null = null;
     let prevOut: string | null = null;
-    let logits = '';
+    let pre: Refinement['pre'] = null;
+    const layers: RefinedLayer[] = [];
     const last = this.cfg.decLayers - 1;
     b.scope('decoder', () => {
       for (let l = 0; l <= last; l++) {
         const pos = b.op('Clip', [this.queryPosHead.emit(b, ref), b.scalar(-10, 'lo'), b.scalar(10, 'hi')]);
-        out = b.scope('layers', () => this.decoder.layers.at(l).emit(b, out, pos, ref, memory, shapes, k));
-        if (l === 0) ref0 = preciseSigmoid(b, b.op('Add', [this.preBboxHead.emit(b, out), inverseSigmoid(b, ref)]));
+        out = b.scope('layers', () => this.decoder.layers.at(l).emit(b, out, pos, ref, memory, shapes, queries, opts.mask));
+        if (l === 0) {
+          const preBoxes = preciseSigmoid(b, b.op('Add', [this.preBboxHead.emit(b, out), inverseSigmoid(b, ref)]));
+          if (opts.train) pre = { logits: b.scope('dec_score_head', () => this.decScoreHead.at(0).emit(b, out)), boxes: preBoxes };
+          ref0 = stop(preBoxes);
+        }
         const headIn = prevOut ? b.op('Add', [out, prevOut]) : out;
         const head = b.scope('dec_bbox_head', () => this.decBboxHead.at(l).emit(b, headIn));
         const corners: string = prevCorners ? b.op('Add', [head, prevCorners]) : head;
         const box = distance2bbox(b, ref0, integral(b, corners, project), regScale);
-        if (l === last) {
+        if (opts.train || l === last) {
           const scores = b.scope('dec_score_head', () => this.decScoreHead.at(l).emit(b, out));
-          logits = b.scope('lqe_layers', () => this.decoder.lqeLayers.at(l).emit(b, scores, corners));
+          layers.push({ logits: b.scope('lqe_layers', () => this.decoder.lqeLayers.at(l).emit(b, scores, corners)), boxes: box, corners });
         }
         prevCorners = corners;
-        prevOut = out;
-        ref = box;
+        prevOut = stop(out);
+        ref = stop(box);
       }
     });
-    return { logits, boxes: ref, maxLogit, topk };
+    return { layers, pre, ref0 };
+  }
+
+  /** Eval graph. feats: encoder outputs finest first. `injected`: proposal indices [B, 300] to use instead of TopK. */
+  forward(b: GraphBuilder, feats: string[], injected: string | null = null): DecoderOutputs {
+    const shapes = this.shapes;
+    const total = shapes.reduce((a, [h, w]) => a + h * w, 0);
+    const k = Math.min(C.numQueries, total);
+    const loaded = { anchors: this.hostValue('anchors').data as Float32Array, valid: this.hostValue('valid_mask').data as Uint8Array };
+    const q = this.selectQueries(b, feats, shapes, loaded, injected);
+    const r = this.refine(b, q.topMem, q.unact, q.memory, shapes, k, { train: false });
+    const lastLayer = r.layers[r.layers.length - 1]!;
+    return { logits: lastLayer.logits, boxes: lastLayer.boxes, maxLogit: q.maxLogit, topk: q.topk };
   }
 }

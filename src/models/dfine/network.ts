@@ -41,6 +41,19 @@ export class DfineNetwork extends Module {
     const shapes = this.strides.map((s) => [C.inputSize / s, C.inputSize / s] as const);
     this.decoder = this.addModule('decoder', new DfineDecoder(this.cfg, options.nc, shapes));
     this.assignPaths();
+    const tensors = new Map(this.namedTensors());
+    for (const key of this.frozenParameterKeys()) tensors.get(key)!.requiresGrad = false;
+  }
+
+  /**
+   * The parameters the original trains with requires_grad=False: the backbone stem (freeze_at 0 with
+   * freeze_stem_only, every D-FINE size) and the FDR constants decoder.up / decoder.reg_scale. Their
+   * BatchNorms still run on batch statistics in train mode.
+   */
+  frozenParameterKeys(): string[] {
+    return [...this.namedTensors()]
+      .filter(([key, p]) => p.kind === 'parameter' && (key.startsWith('backbone.stem.') || key === 'decoder.up' || key === 'decoder.reg_scale'))
+      .map(([key]) => key);
   }
 
   /** Refuses an input size the eval graph cannot run (its baked constants are for 640x640). */
