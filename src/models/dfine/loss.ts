@@ -1,0 +1,122 @@
+/**
+ * D-FINE's criterion as graph ops (dfine.md 6.6) over the train outputs (train-outputs.ts), with
+ * the matchings and every detached factor fed from the host (loss-targets.ts) as dense per-query
+ * tensors, so one graph serves any matching:
+ * - VFL: sum(weight x BCE-with-logits(logit, IoU x one-hot));
+ * - boxes: 5 x sum(mask x |box - gt|), 2 x sum(mask x (1 - GIoU(box, gt)));
+ * - FGL: 0.15 x -sum(soft label x log_softmax(corners)) (the two-bin CE weighted by IoU);
+ * - DDF: 1.5 x sum(coef x KL(softmax(teacher / T) || softmax(student / T))), teacher detached.
+ * Each key is the original's (`loss_vfl_aux_0`, ...); the total is their plain sum.
+ */
+import { i, type GraphBuilder } from '../../graph/builder.ts';
+import { reshape, slice } from '../../graph/nn.ts';
+import type { LossValues } from '../registry.ts';
+import { DFINE_DDF_T, DFINE_LOSS_WEIGHTS, LOSS_INPUT, dfineLossTerms, termKeys, type DfineLossTerm } from './loss-terms.ts';
+import type { DfineHeadOutputs, DfineLayerOutputs, DfineTrainOutputs } from './train-outputs.ts';
+
+/** Logged components: each sums its family of keys. */
+export const DFINE_LOSS_NAMES = ['vfl', 'bbox', 'giou', 'fgl', 'ddf'] as const;
+
+/** A full sum, accumulated in float64 under the precise-statistics setting. */
+function total(b: GraphBuilder, x: string): string {
+  return b.preciseStats
+    ? b.op('Cast', [b.op('ReduceSum', [b.op('Cast', [x], { to: i(11) })], { keepdims: i(0) })], { to: i(1) })
+    : b.op('ReduceSum', [x], { keepdims: i(0) });
+}
+
+/** max(x, 0) - x t + log(1 + exp(-|x|)). */
+function bceWithLogits(b: GraphBuilder, x: string, t: string): string {
+  return b.op('Add', [b.op('Sub', [b.op('Relu', [x]), b.op('Mul', [x, t])]), b.op('Softplus', [b.op('Neg', [b.op('Abs', [x])])])]);
+}
+
+/** Row-wise GIoU of two `[B, Q, 4]` cxcywh sets (`generalized_box_iou`'s diagonal, sizes clamped at 0). `[B, Q, 1]`. */
+export function giouRows(b: GraphBuilder, p: string, g: string): string {
+  const half = b.scalar(0.5, 'half');
+  const zero = b.scalar(0, 'zero');
+  const corners = (x: string): [string, string] => {
+    const xy = slice(b, x, -1, 0, 2);
+    const hwh = b.op('Mul', [b.op('Max', [slice(b, x, -1, 2, 4), zero]), half]);
+    return [b.op('Sub', [xy, hwh]), b.op('Add', [xy, hwh])];
+  };
+  const area = (lo: string, hi: string): string => {
+    const wh = b.op('Sub', [hi, lo]);
+    return b.op('Mul', [slice(b, wh, -1, 0, 1), slice(b, wh, -1, 1, 2)]);
+  };
+  const [p1, p2] = corners(p);
+  const [g1, g2] = corners(g);
+  const inner = b.op('Max', [b.op('Sub', [b.op('Min', [p2, g2]), b.op('Max', [p1, g1])]), zero]);
+  const inter = b.op('Mul', [slice(b, inner, -1, 0, 1), slice(b, inner, -1, 1, 2)]);
+  const union = b.op('Sub', [b.op('Add', [area(p1, p2), area(g1, g2)]), inter]);
+  const iou = b.op('Div', [inter, union]);
+  const outer = b.op('Max', [b.op('Sub', [b.op('Max', [p2, g2]), b.op('Min', [p1, g1])]), zero]);
+  const hull = b.op('Mul', [slice(b, outer, -1, 0, 1), slice(b, outer, -1, 1, 2)]);
+  return b.op('Sub', [iou, b.op('Div', [b.op('Sub', [hull, union]), hull])]);
+}
+
+/** log_softmax over the bins of `[B, Q, 4(R+1)]` corner logits, as `[B, Q, 4, R+1]`. */
+function logBins(b: GraphBuilder, corners: string, bins: number, scale = 1): string {
+  const x = reshape(b, corners, [0, 0, 4, bins]);
+  return b.op('LogSoftmax', [scale === 1 ? x : b.op('Div', [x, b.scalar(scale, 'temperature')])], { axis: i(-1) });
+}
+
+/** The named inputs a term's losses read (LOSS_INPUT names -> graph values). */
+export type LossFeeds = Readonly<Record<string, string>>;
+
+function head(out: DfineTrainOutputs, t: DfineLossTerm): DfineHeadOutputs | DfineLayerOutputs {
+  const split = t.split === 'denoising' ? out.denoising! : out.matching;
+  if (t.layer !== null) return split.layers[t.layer]!;
+  return t.source === 'enc' ? out.enc : split.pre;
+}
+
+/** Every loss key as a named scalar graph value, the components and the total. */
+export function emitDfineLoss(b: GraphBuilder, out: DfineTrainOutputs, feeds: LossFeeds): LossValues & { keys: Record<string, string> } {
+  const need = (name: string): string => {
+    const v = feeds[name];
+    if (!v) throw new Error(`D-FINE loss: missing input ${name}`);
+    return v;
+  };
+  const bins = out.regMax + 1;
+  const W = DFINE_LOSS_WEIGHTS;
+  const keys: Record<string, string> = {};
+  const named = (key: string, v: string): void => { keys[key] = b.op('Identity', [v], {}, { name: key }); };
+  for (const t of dfineLossTerms(out.matching.layers.length, out.denoising !== null)) {
+    b.scope(`loss${t.suffix || '_main'}`, () => {
+      const h = head(out, t);
+      const vfl = total(b, b.op('Mul', [need(LOSS_INPUT.vflWeight(t.suffix)), bceWithLogits(b, h.logits, need(LOSS_INPUT.vflTarget(t.suffix)))]));
+      named(`loss_vfl${t.suffix}`, b.op('Mul', [vfl, b.scalar(W.vfl, 'w_vfl')]));
+      const mask = need(LOSS_INPUT.boxMask(t.split));
+      const gt = need(LOSS_INPUT.boxTarget(t.split));
+      const l1 = total(b, b.op('Mul', [b.op('Abs', [b.op('Sub', [h.boxes, gt])]), mask]));
+      named(`loss_bbox${t.suffix}`, b.op('Mul', [l1, b.scalar(W.bbox, 'w_bbox')]));
+      const g = total(b, b.op('Mul', [b.op('Sub', [b.scalar(1, 'one'), giouRows(b, h.boxes, gt)]), mask]));
+      named(`loss_giou${t.suffix}`, b.op('Mul', [g, b.scalar(W.giou, 'w_giou')]));
+      if (!('corners' in h)) return;
+      if (t.fgl) {
+        const ce = total(b, b.op('Mul', [need(LOSS_INPUT.fglLabel(t.suffix)), logBins(b, h.corners, bins)]));
+        named(`loss_fgl${t.suffix}`, b.op('Mul', [ce, b.scalar(-W.fgl, 'w_fgl')]));
+      }
+      if (termKeys(t).includes(`loss_ddf${t.suffix}`)) {
+        if (!t.ddf) {
+          // The split's teacher distils into itself: the original's exact zero.
+          named(`loss_ddf${t.suffix}`, b.op('Mul', [total(b, h.corners), b.scalar(0, 'zero')]));
+          return;
+        }
+        const split = t.split === 'denoising' ? out.denoising! : out.matching;
+        const teacher = b.op('Identity', [split.layers[split.layers.length - 1]!.corners], {}, { name: 'teacher/StopGradient' });
+        const logP = logBins(b, teacher, bins, DFINE_DDF_T);
+        const logQ = logBins(b, h.corners, bins, DFINE_DDF_T);
+        const kl = b.op('ReduceSum', [b.op('Mul', [b.op('Exp', [logP]), b.op('Sub', [logP, logQ])]), b.constant('axes', { dtype: 'int64', dims: [1], data: BigInt64Array.of(-1n) })], { keepdims: i(0) });
+        const ddf = total(b, b.op('Mul', [kl, need(LOSS_INPUT.ddfCoef(t.suffix))]));
+        named(`loss_ddf${t.suffix}`, b.op('Mul', [ddf, b.scalar(W.ddf, 'w_ddf')]));
+      }
+    });
+  }
+  const sum = (vs: string[]): string => (vs.length === 1 ? b.op('Identity', [vs[0]!]) : b.op('Sum', vs));
+  const components: Record<string, string> = {};
+  for (const name of DFINE_LOSS_NAMES) {
+    const vs = Object.entries(keys).filter(([k]) => k === `loss_${name}` || k.startsWith(`loss_${name}_`)).map(([, v]) => v);
+    components[name] = b.op('Identity', [sum(vs)], {}, { name: `loss_${name}_sum` });
+  }
+  const totalValue = b.op('Identity', [sum(Object.values(keys))], {}, { name: 'loss_total' });
+  return { total: totalValue, components, keys, numFg: b.op('Identity', [need(LOSS_INPUT.matchedPerImage)], {}, { name: 'num_fg' }) };
+}
