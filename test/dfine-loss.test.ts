@@ -8,17 +8,16 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import * as ort from 'onnxruntime-node';
-import { GraphBuilder } from '../src/graph/builder.ts';
+import type { GraphBuilder } from '../src/graph/builder.ts';
 import { interpret } from '../src/graph/interpret/interpreter.ts';
 import { serializeModel } from '../src/graph/onnx.ts';
 import type { HostTensor } from '../src/graph/tensor.ts';
 import { weightingFunction } from '../src/models/dfine/fdr.ts';
-import { emitDfineLoss } from '../src/models/dfine/loss.ts';
 import { dfineLossTerms, termKeys } from '../src/models/dfine/loss-terms.ts';
-import { dfineLossInputs, dfineLossInputSpecs, type DfineLossContext } from '../src/models/dfine/loss-targets.ts';
+import type { DfineLossContext } from '../src/models/dfine/loss-targets.ts';
 import { denoisingMatches, hungarianMatch, unionMatches, type ImageTargets, type Match } from '../src/models/dfine/matcher.ts';
-import type { DfineQuerySplit, DfineTrainOutputs } from '../src/models/dfine/train-outputs.ts';
 import { mulberry32 } from '../src/util/random.ts';
+import { fedLossGraph } from './helpers/dfine-loss-graph.ts';
 
 const B = 2, Q = 6, NC = 3, L = 2, REG_MAX = 8, BINS = REG_MAX + 1, SLOTS = 6, NUM_DN = 4, REG_SCALE = 4;
 const PROJECT = weightingFunction(REG_MAX, 0.5, REG_SCALE);
@@ -176,34 +175,8 @@ function reference(p: Record<string, HostTensor>): Record<string, number> {
   return out;
 }
 
-/** The loss graph over prediction inputs, its feeds, and the key names. */
 function lossGraph(p: Record<string, HostTensor>, ctx: DfineLossContext): { b: GraphBuilder; feeds: Record<string, HostTensor>; keys: string[] } {
-  const b = new GraphBuilder('dfine_loss_test');
-  const feeds: Record<string, HostTensor> = { ...p };
-  const value: Record<string, string> = {};
-  for (const [name, t] of Object.entries(p)) value[name] = b.input(name, 'float32', t.dims);
-  const split = (prefix: string, q: number): DfineQuerySplit => ({
-    queries: q,
-    layers: Array.from({ length: L }, (_, l) => ({ logits: value[`${prefix}layer${l}.pred_logits`]!, boxes: value[`${prefix}layer${l}.pred_boxes`]!, corners: value[`${prefix}layer${l}.pred_corners`]! })),
-    refPoints: value[`${prefix}ref_points`]!,
-    pre: { logits: value[`${prefix}pre.pred_logits`]!, boxes: value[`${prefix}pre.pred_boxes`]! },
-  });
-  const out: DfineTrainOutputs = {
-    batch: B, nc: NC, regMax: REG_MAX, up: 0.5, regScale: REG_SCALE, project: PROJECT,
-    matching: split('', Q), denoising: split('dn.', SLOTS), enc: { logits: value['enc.pred_logits']!, boxes: value['enc.pred_boxes']! },
-  };
-  const { inputs } = dfineLossInputs(p, targets, ctx);
-  const lossFeeds: Record<string, string> = {};
-  for (const [name, spec] of Object.entries(dfineLossInputSpecs(ctx))) {
-    lossFeeds[name] = b.input(name, 'float32', spec.dims);
-    feeds[name] = inputs[name]!;
-  }
-  const values = emitDfineLoss(b, out, lossFeeds);
-  const keys = dfineLossTerms(L, true).flatMap(termKeys);
-  for (const k of keys) b.output(k, values.keys[k]!, 'float32', []);
-  b.output('total', values.total, 'float32', []);
-  for (const [n, v] of Object.entries(values.components)) b.output(`component_${n}`, v, 'float32', []);
-  return { b, feeds, keys };
+  return fedLossGraph(p, targets, ctx, { up: 0.5 });
 }
 
 describe('D-FINE criterion on hand-made train outputs', () => {
