@@ -34,6 +34,12 @@ export const dfineFamily: ModelFamily = {
   // dfine.md 5: opset 17 (LayerNormalization), dynamic batch only.
   exportOpset: 17,
   staticExportSize: true,
+  // Measured one part at a time in float16, the rest float32 (bench/dfine-half-parts.ts, stored
+  // input): the proposal selection (enc_output, score/box heads, ReduceMax, TopK, gathers) re-ranks
+  // its near-tied tokens (100 of 300 rows move) and the box arithmetic (distance2bbox,
+  // inverse_sigmoid, the pixel decode) loses 0.2 px in half; attention, FFN, heads and the FDR
+  // integral stay within 1e-2 px / 1e-3 of float32. The listed parts are small and stay float32.
+  quantize: { keepFloat: ['/decoder/enc_', '/decoder/ReduceMax', '/decoder/TopK', '/decoder/Gather', 'distance2bbox', 'inverse_sigmoid', '/decode/'] },
   onnx: {
     classCount: (_dims, _hw, outputs) => dfineExportClassCount(outputs),
     layout: (batch) => `pred_logits [${batch},${C.numQueries},nc] + pred_boxes [${batch},${C.numQueries},4]`,
