@@ -81,6 +81,20 @@ describe('dataset YAML resolution', () => {
     await assert.rejects(loadDataset(yaml, 'train', quiet), isError('data_images_missing', /1 of the 2 images listed in .*train\.txt do not exist.*missing\.png/));
   });
 
+  it('lists a split of 160k entries from a .txt list (no argument-spread stack overflow)', async () => {
+    const n = 160_000;
+    const d = join(base, 'biglist');
+    await cp(synth, d, { recursive: true });
+    // The six train images, repeated: oversampling by repetition is a valid list.
+    const names = (await readdir(join(d, 'images', 'train'))).sort();
+    await writeFile(join(d, 'big.txt'), Array.from({ length: n }, (_, i) => `images/train/${names[i % names.length]}`).join('\n'));
+    await writeFile(join(d, 'big.yaml'), 'train: big.txt\nval: images/val\nnc: 3\nnames: [circle, square, star]\n');
+    const split = await loadDataset(join(d, 'big.yaml'), 'train', quiet);
+    assert.equal(split.images.length, n);
+    assert.equal(split.labels.length, n);
+    assert.equal(split.images[n - 1], join(d, 'images', 'train', names[(n - 1) % names.length]!));
+  });
+
   it('rejects inconsistent YAMLs', async () => {
     const yaml = join(base, 'bad.yaml');
     await writeFile(yaml, `path: ${synth}\ntrain: images/train\nval: images/val\nnc: 4\nnames: [a, b, c]\n`);

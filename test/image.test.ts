@@ -202,4 +202,19 @@ describe('resolveSources', () => {
     assert.equal(single.items[0]!.stem, 'inference');
     assert.equal((await resolveSources(p)).isBatch, false);
   });
+
+  it('expands a list holding a folder of 150k images (no argument-spread stack overflow)', async () => {
+    const n = 150_000;
+    const big = join(dir, 'big');
+    await mkdir(big);
+    // Empty files: listing never decodes, and the folder walker only needs regular files with an image suffix.
+    for (let i = 0; i < n; i += 1000) {
+      await Promise.all(Array.from({ length: 1000 }, (_, k) => writeFile(join(big, `${String(i + k).padStart(6, '0')}.jpg`), '')));
+    }
+    const p = join(dir, 'rgb.png');
+    const { items } = await resolveSources([p, big]);
+    assert.equal(items.length, n + 1);
+    assert.equal(items[n]!.path, join(big, `${String(n - 1).padStart(6, '0')}.jpg`));
+    await rm(big, { recursive: true, force: true });
+  });
 });

@@ -108,6 +108,23 @@ describe('validation', () => {
     assert.throws(() => evaluatePredictions(split, []), /got 0 predictions for 6 images/);
   });
 
+  it('takes 200k ground-truth boxes on one image and 200k detections on another (no argument-spread stack overflow)', () => {
+    const n = 200_000;
+    const rows = new Float32Array(n * 5);
+    for (let i = 0; i < n; i++) rows.set([i % 3, ((i % 400) + 0.5) / 400, ((Math.floor(i / 400) % 500) + 0.5) / 500, 1 / 400, 1 / 500], i * 5);
+    const crowded = { config: split.config, labels: [{ rows, n }, { rows: new Float32Array(0), n: 0 }] };
+    const empty = { boxes: { xyxy: [], conf: [], cls: [] }, orig_shape: [500, 400] as [number, number] };
+    const many = {
+      boxes: { xyxy: Array.from({ length: n }, (_, i) => [i % 400, 0, (i % 400) + 1, 1]), conf: Array.from({ length: n }, (_, i) => 1 - i / n), cls: Array.from({ length: n }, (_, i) => i % 3) },
+      orig_shape: [500, 400] as [number, number],
+    };
+    const r = evaluatePredictions(crowded, [empty, many]);
+    assert.equal(r.instances, n);
+    assert.equal(r.images, 2);
+    // Every detection lies on the image without ground truth: nothing matches.
+    assert.equal(r.metrics['metrics/mAP50'], 0);
+  });
+
   it('runs a real model through predict: the bundled model scores high on its shapes, near 0 with the classes swapped', async () => {
     const ds = await generateSynthDataset({
       out: join(base, 'shapes6'), seed: 60, train: 1, val: 8, imgsz: 160, classes: [...DEMO_CLASSES],

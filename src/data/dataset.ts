@@ -12,6 +12,7 @@ import { parse as parseYaml } from 'yaml';
 import { LibreYOLOError } from '../errors.ts';
 import { listImages } from './sources.ts';
 import { ZipArchive } from '../util/zip.ts';
+import { appendAll } from '../util/array.ts';
 import { labelPathFor, readLabels, type ImageLabels } from './labels.ts';
 
 /** Image suffixes a dataset split is searched for (case-insensitive). */
@@ -380,7 +381,7 @@ export async function loadSplit(cfg: DatasetConfig, split: SplitName, options: D
   const imageDirs: string[] = [];
   for (const e of entries) {
     const r = await entryImages(e, where);
-    images.push(...r.images);
+    appendAll(images, r.images);
     if (r.dir) imageDirs.push(r.dir);
   }
   if (images.length === 0) {

@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { LibreYOLOError } from '../errors.ts';
 import { fileKind, notRegularFile, safeFileName } from '../util/fs.ts';
 import { limit, raiseAdvice } from '../util/limits.ts';
+import { appendAll } from '../util/array.ts';
 import {
   decodeImage, fetchBytes, fromRawPixels, isHttpUrl, isRawPixels, loadImageFile,
   type RawPixels, type RgbImage,
@@ -167,7 +168,7 @@ export async function resolveSources(source: ImageSource | readonly ImageSource[
     const list = source;
     for (let i = 0; i < list.length; i++) {
       // The global index is the item's final position, so names stay unique after folder expansion.
-      items.push(...await expand(list[i]!, () => `image${items.length}`));
+      appendAll(items, await expand(list[i]!, () => `image${items.length}`));
     }
     return { items, isBatch: true };
   }

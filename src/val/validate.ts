@@ -6,6 +6,7 @@
  */
 
 import { LibreYOLOError } from '../errors.ts';
+import { appendAll } from '../util/array.ts';
 import { loadDataset, type DatasetOptions, type DatasetSplit, type SplitName } from '../data/dataset.ts';
 import type { ImageLabels } from '../data/labels.ts';
 import { cocoEvaluate, metricsDict, perClassAP, type DetBox, type GtBox } from './metrics.ts';
@@ -106,9 +107,9 @@ export function evaluatePredictions(split: Pick<DatasetSplit, 'labels' | 'config
   predictions.forEach((p, i) => {
     const [h, w] = p.orig_shape;
     const g = groundTruthBoxes(split.labels[i]!, i, w, h, nc);
-    gts.push(...g);
+    appendAll(gts, g);
     for (const c of new Set(g.map((b) => b.cls))) classImages[c]!++;
-    dets.push(...detectionBoxes(p, i));
+    appendAll(dets, detectionBoxes(p, i));
     if (p.speed) { speed.preprocess += p.speed.preprocess; speed.inference += p.speed.inference; speed.postprocess += p.speed.postprocess; }
   });
   const catIds = Array.from({ length: nc }, (_, c) => c);
@@ -148,7 +149,7 @@ export async function validate(model: PredictorLike, data: string | DatasetSplit
     const paths = split.images.slice(i, i + chunk);
     const res = await model.predict(paths, predictOptions);
     if (res.length !== paths.length) throw new LibreYOLOError('io_error', `predict returned ${res.length} results for ${paths.length} images`);
-    predictions.push(...res);
+    appendAll(predictions, res);
     options.onProgress?.(predictions.length, split.images.length);
   }
   return { ...evaluatePredictions(split, predictions), seconds: (performance.now() - t0) / 1000 };
