@@ -26,6 +26,7 @@ import type { Results } from '../src/predict/results.ts';
 import { SourcesFailedError } from '../src/predict/source-failures.ts';
 import { setLimits } from '../src/util/limits.ts';
 import { runCli, type CliRun } from './helpers/cli.ts';
+import { bmp } from './helpers/image-files.ts';
 import { REPO_ROOT } from './helpers/fixtures.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'libreyolo-hostile-io-'));
@@ -341,40 +342,6 @@ describe('item 7: weight downloads time out and clean up', { concurrency: 2 }, (
     }
   });
 });
-
-/** A BMP writer for the test: rows of `bpp` bits, with a palette or bit-field masks as given. */
-function bmp(o: { w: number; h: number; bpp: number; topDown?: boolean; palette?: number[][]; masks?: number[]; compression?: number; pixel: (x: number, y: number) => number }): Buffer {
-  const stride = Math.ceil((o.w * o.bpp) / 32) * 4;
-  const pal = o.palette ? Buffer.concat(o.palette.map(([r, g, b]) => Buffer.from([b!, g!, r!, 0]))) : Buffer.alloc(0);
-  const masks = o.masks ? Buffer.concat(o.masks.map((m) => { const b = Buffer.alloc(4); b.writeUInt32LE(m >>> 0); return b; })) : Buffer.alloc(0);
-  const offset = 14 + 40 + masks.length + pal.length;
-  const data = Buffer.alloc(stride * o.h);
-  for (let y = 0; y < o.h; y++) {
-    const row = (o.topDown ? y : o.h - 1 - y) * stride;
-    for (let x = 0; x < o.w; x++) {
-      const v = o.pixel(x, y);
-      if (o.bpp < 8) {
-        const bit = x * o.bpp;
-        data[row + (bit >> 3)] |= v << (8 - o.bpp - (bit & 7));
-      } else if (o.bpp === 8) data[row + x] = v;
-      else if (o.bpp === 16) data.writeUInt16LE(v, row + x * 2);
-      else if (o.bpp === 24) data.writeUIntLE(v, row + x * 3, 3);
-      else data.writeUInt32LE(v >>> 0, row + x * 4);
-    }
-  }
-  const h = Buffer.alloc(54);
-  h.write('BM', 0, 'latin1');
-  h.writeUInt32LE(offset + data.length, 2);
-  h.writeUInt32LE(offset, 10);
-  h.writeUInt32LE(40, 14);
-  h.writeInt32LE(o.w, 18);
-  h.writeInt32LE(o.topDown ? -o.h : o.h, 22);
-  h.writeUInt16LE(1, 26);
-  h.writeUInt16LE(o.bpp, 28);
-  h.writeUInt32LE(o.compression ?? (o.masks ? 3 : 0), 30);
-  h.writeUInt32LE(o.palette ? o.palette.length : 0, 46);
-  return Buffer.concat([h, masks, pal, data]);
-}
 
 describe('item 9: raw errors made clear', { concurrency: 3 }, () => {
   test('imgsz=100000 and imgsz=20000 exit 2 with the maximum and how to raise it; threads=-3 exits 2', async () => {

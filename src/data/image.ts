@@ -10,6 +10,7 @@ import { LibreYOLOError } from '../errors.ts';
 import { readRegularFile } from '../util/fs.ts';
 import { describeBytes, describeLimit, limit, raiseAdvice } from '../util/limits.ts';
 import { decodeBmp, isBmp } from './bmp.ts';
+import { decodePfm, isPfm } from './pfm.ts';
 
 /** Packed HWC RGB, 8 bits per sample. */
 export interface RgbImage {
@@ -37,11 +38,12 @@ export function isRawPixels(v: unknown): v is RawPixels {
   return typeof v === 'object' && v !== null && !(v instanceof Uint8Array) && 'data' in v && 'width' in v && 'height' in v;
 }
 
-/** Decodes encoded image bytes (JPEG, PNG, WebP, GIF, TIFF, BMP, ...); `label` names the source in errors. */
+/** Decodes encoded image bytes (JPEG, PNG, WebP, GIF, TIFF, BMP, PFM, ...); `label` names the source in errors. */
 export async function decodeImage(input: Uint8Array, label: string): Promise<RgbImage> {
   const maxPixels = limit('imagePixels');
-  // sharp (libvips) has no BMP loader; a small decoder of our own reads the common kinds.
+  // sharp (libvips) has no BMP or PFM loader; small decoders of our own read them.
   if (isBmp(input)) return decodeBmp(input, label, maxPixels);
+  if (isPfm(input)) return decodePfm(input, label, maxPixels);
   try {
     const { data, info } = await sharp(input, { failOn: 'error', autoOrient: false, limitInputPixels: maxPixels })
       .removeAlpha()
