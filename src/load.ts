@@ -10,7 +10,7 @@ import { DEFAULT_MODEL } from './assets.ts';
 import { LibreYOLOError } from './errors.ts';
 import { summarizeModel } from './graph/onnx.ts';
 import { LibreYOLOModel } from './model.ts';
-import { detectFamily, familyImgsz, getFamily, listFamilies, trainingHooks, type ModelFamily, type OnnxRecognition } from './models/index.ts';
+import { checkpointImgsz, detectFamily, familyImgsz, getFamily, listFamilies, trainingHooks, type ModelFamily, type OnnxRecognition } from './models/index.ts';
 import { parseDevice } from './runtime/device.ts';
 import { GraphEngine, OnnxFileEngine } from './runtime/graph-engine.ts';
 import { loadCheckpointFile } from './weights/checkpoint.ts';
@@ -47,11 +47,6 @@ function namesOrDefault(names: Record<number, string> | undefined, nc: number): 
   const out: Record<number, string> = {};
   for (let k = 0; k < nc; k++) out[k] = `class${k}`;
   return out;
-}
-
-function squareOrPair(v: unknown, fallback: number): [number, number] {
-  const n = typeof v === 'number' && Number.isInteger(v) && v > 0 ? v : fallback;
-  return [n, n];
 }
 
 /** The first few keys of a state dict, for messages about files we cannot place. */
@@ -100,8 +95,7 @@ async function loadCheckpointModel(path: string, options: LoadOptions): Promise<
   return new LibreYOLOModel({
     family, size, task,
     names: namesOrDefault(meta.names, network.nc),
-    // Families with per-size input sizes (YOLOX) do not read the checkpoint's imgsz, as the original.
-    imgsz: squareOrPair(family.inputSizes ? undefined : meta.imgsz, familyImgsz(family, size)),
+    imgsz: checkpointImgsz(family, size, meta.imgsz),
     weightsPath: path,
     format: ckpt.format,
     network,

@@ -4,7 +4,7 @@
  */
 import { LibreYOLOError } from './errors.ts';
 import type { HostTensor } from './graph/tensor.ts';
-import { checkFamilyImgsz, type DetectionNetwork, type ModelFamily } from './models/registry.ts';
+import { checkFamilyImgsz, checkpointImgsz, type DetectionNetwork, type ModelFamily } from './models/registry.ts';
 import { resolveSources, type ImageSource } from './data/sources.ts';
 import type { RawPixels } from './data/image.ts';
 import { resolvePredictOptions, type PredictOptions, type ResolvedPredictOptions } from './predict/options.ts';
@@ -72,10 +72,9 @@ export class LibreYOLOModel {
   readonly size: string;
   readonly task: string;
   readonly names: Record<number, string>;
-  /** Default network input size `[h, w]`. */
-  readonly imgsz: [number, number];
-  readonly weightsPath: string | null;
-  readonly format: ModelFormat;
+  private inputSize: [number, number];
+  private weightsFile: string | null;
+  private weightsFormat: ModelFormat;
   readonly network: DetectionNetwork | null;
   readonly metadata: Record<string, unknown>;
   /** The inference engine (sessions in a worker); exposed for profiling and advanced use. */
@@ -91,15 +90,29 @@ export class LibreYOLOModel {
     this.size = init.size;
     this.task = init.task;
     this.names = init.names;
-    this.imgsz = init.imgsz;
-    this.weightsPath = init.weightsPath;
-    this.format = init.format;
+    this.inputSize = init.imgsz;
+    this.weightsFile = init.weightsPath;
+    this.weightsFormat = init.format;
     this.network = init.network;
     this.engine = init.engine;
     this.metadata = init.metadata ?? {};
     // A quantized bf16 file declares float32 IO, so only its metadata tells.
     this.loadedPrecision = this.metadata.precision === 'bf16' ? 'bf16' : init.precision ?? 'fp32';
     this.warn = init.warn ?? defaultWarn;
+  }
+
+  /** Default network input size `[h, w]`; after `train()`, the trained checkpoint's (as loading it gives). */
+  get imgsz(): [number, number] {
+    return this.inputSize;
+  }
+
+  /** The weights file the model runs; after `train()`, best.pt (else last.pt), as the original's `model_path`. */
+  get weightsPath(): string | null {
+    return this.weightsFile;
+  }
+
+  get format(): ModelFormat {
+    return this.weightsFormat;
   }
 
   get nc(): number {
@@ -258,10 +271,14 @@ export class LibreYOLOModel {
     const results = await trainModel(this, options, { warn: this.warn, ...runtime });
     const checkpoint = results.best_checkpoint ?? results.last_checkpoint;
     if (checkpoint && this.network) {
-      const { stateDict, metadata } = await loadCheckpointFile(checkpoint);
+      const { stateDict, metadata, format } = await loadCheckpointFile(checkpoint);
       const copied = loadMatchingTensors(this.network, stateDict);
       if (copied.mismatched === 0) {
+        // The model becomes what LibreYOLO(checkpoint) would load: names, input size, file.
         if (metadata.names) Object.assign(this.names, metadata.names);
+        this.inputSize = checkpointImgsz(this.family, this.size, metadata.imgsz);
+        this.weightsFile = checkpoint;
+        this.weightsFormat = format;
         await this.engine.releaseSessions(); // sessions rebuild from the new weights on next use
       } else {
         this.warn(`The trained model has a different class count; load it with LibreYOLO('${checkpoint}').`);

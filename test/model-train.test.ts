@@ -33,12 +33,17 @@ describe('model.train()', () => {
       }
       assert.ok(changed > after.size / 2, `training changed ${changed} of ${after.size} tensors`);
       assert.equal(model.names[0], 'circle');
-      // Predictions of the trained model are those of last.pt loaded afresh (at the same input size:
-      // the model keeps its own imgsz, the checkpoint records the training imgsz).
+      // The trained model is what last.pt loads as: its input size (the training imgsz, not the
+      // fresh model's 640), its file and format.
+      assert.deepEqual(model.imgsz, [64, 64]);
+      assert.equal(model.weightsPath, r.last_checkpoint);
+      assert.equal(model.format, 'pt');
+      // Predictions at the default size are those of last.pt loaded afresh.
       const val = join(tmp, 'd', 'images', 'val');
       const fresh = await LibreYOLO(r.last_checkpoint!, { progress: false });
       try {
-        const [ours, theirs] = [await model.predict(val, { conf: 0.001, imgsz: 64 }) as Results[], await fresh.predict(val, { conf: 0.001, imgsz: 64 }) as Results[]];
+        assert.deepEqual(fresh.imgsz, model.imgsz);
+        const [ours, theirs] = [await model.predict(val, { conf: 0.001 }) as Results[], await fresh.predict(val, { conf: 0.001 }) as Results[]];
         assert.equal(ours.length, 2);
         assert.ok(ours.some((o) => o.length > 0), 'a trained model finds something at conf 0.001');
         ours.forEach((o, i) => assert.deepEqual(o.boxes.data, theirs[i]!.boxes.data));

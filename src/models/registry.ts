@@ -313,6 +313,17 @@ export function familyImgsz(family: ModelFamily, size: string): number {
   return family.inputSizes?.[size] ?? family.defaultImgsz;
 }
 
+/**
+ * The default input `[h, w]` of a model loaded from a checkpoint that declares `declared` (its
+ * `imgsz`, the training size): that size, except for families with per-size input sizes (YOLOX),
+ * which keep their size's input as the original does. A model that trained keeps the same rule, so
+ * it predicts at the size `LibreYOLO('best.pt')` would.
+ */
+export function checkpointImgsz(family: ModelFamily, size: string, declared: unknown): [number, number] {
+  const side = !family.inputSizes && typeof declared === 'number' && Number.isInteger(declared) && declared > 0 ? declared : familyImgsz(family, size);
+  return [side, side];
+}
+
 export function inputSpec(family: ModelFamily): PreprocessSpec {
   return family.input ?? LETTERBOX_RGB_UNIT;
 }
