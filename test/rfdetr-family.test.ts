@@ -5,7 +5,7 @@
  * exported ONNX (the original's `input`/`dets`/`labels` layout) reloaded by LibreYOLO().
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -14,7 +14,7 @@ import { loadImageFile } from '../src/data/image.ts';
 import { resizePilBilinear } from '../src/data/pil-resize.ts';
 import * as ort from 'onnxruntime-node';
 import { GraphBuilder } from '../src/graph/builder.ts';
-import { serializeModel, summarizeModel } from '../src/graph/onnx.ts';
+import { deserializeModel, serializeModel, summarizeModel } from '../src/graph/onnx.ts';
 import type { HostTensor } from '../src/graph/tensor.ts';
 import { rfdetrExportToPredict } from '../src/models/rfdetr/family.ts';
 import type { RfdetrNetwork } from '../src/models/rfdetr/network.ts';
@@ -200,6 +200,26 @@ describe('RF-DETR family through LibreYOLO()', () => {
         io.get('image_det_classes')!.data as BigInt64Array, 1e-3, 1e-5);
     } finally {
       await reloaded.close();
+    }
+  });
+
+  it('an export with its metadata stripped is still recognised as RF-DETR by its dets/labels pair (with a warning)', async () => {
+    const path = await model.export({ format: 'onnx', dynamic: true, output_path: join(dir, 'rfdetrn-meta.onnx') });
+    const graph = deserializeModel(new Uint8Array(readFileSync(path)));
+    graph.metadata = new Map();
+    const bare = join(dir, 'rfdetrn-bare.onnx');
+    writeFileSync(bare, serializeModel(graph, { opset: 17 }));
+    assert.equal(summarizeModel(new Uint8Array(readFileSync(bare))).metadata.size, 0);
+    const warnings: string[] = [];
+    const m = await LibreYOLO(bare, { threads: 2, warn: (w) => warnings.push(w) });
+    try {
+      assert.deepEqual([m.family.name, m.nc, m.imgsz], ['rfdetr', 80, [384, 384]]);
+      assert.match(warnings.join('\n'), /has no LibreYOLO metadata; assuming a rfdetr-style detector with 80 classes/);
+      const r = await m.predict(PHOTO, { conf: 0.5 }) as Results;
+      assertSameDetections(detectionsOf(r), io.get('image_det_boxes_xyxy')!.data as Float32Array, io.get('image_det_scores')!.data as Float32Array,
+        io.get('image_det_classes')!.data as BigInt64Array, 1e-3, 1e-5);
+    } finally {
+      await m.close();
     }
   });
 });

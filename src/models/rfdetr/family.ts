@@ -54,6 +54,14 @@ export function rfdetrExportToPredict(output: HostTensor, context: { extra: Reco
   return { dtype: 'float32', dims: [b, rows, q], data: out };
 }
 
+/** nc of an export whose outputs are `dets [B,Q,4]` and `labels [B,Q,nc+1]` (Q the query count), else null. */
+export function rfdetrExportClassCount(outputs: Readonly<Record<string, readonly number[]>>): number | null {
+  const { dets, labels } = outputs;
+  if (!dets || !labels || dets.length !== 3 || labels.length !== 3) return null;
+  if (dets[0] !== labels[0] || dets[1] !== C.numQueries || labels[1] !== C.numQueries || dets[2] !== 4) return null;
+  return labels[2]! >= 2 ? labels[2]! - 1 : null;
+}
+
 export const rfdetrFamily: ModelFamily = {
   name: 'rfdetr',
   displayName: 'RF-DETR',
@@ -74,10 +82,10 @@ export const rfdetrFamily: ModelFamily = {
   // rfdetr.md 6.2: heads, the patch embedding and the ref-point MLP stay float (substring match).
   quantize: { keepFloat: ['class_embed', 'bbox_embed', 'angle_embed', 'keypoint_head', 'segmentation_head', 'embeddings', 'ref_point', 'dfl'] },
   onnx: {
-    // Files without metadata are told apart by both outputs, which the probe does not see: only
-    // LibreYOLO-exported RF-DETR files (model_family metadata) are read.
-    classCount: () => null,
-    layout: (batch) => `dets [${batch},${C.numQueries},4] + labels [${batch},${C.numQueries},nc+1] with LibreYOLO metadata`,
+    // A file without metadata is told by its output pair, under the original's export names (D-FINE
+    // exports pred_logits/pred_boxes of the same shapes, with nc columns instead of nc + 1).
+    classCount: (_dims, _hw, outputs) => rfdetrExportClassCount(outputs),
+    layout: (batch) => `dets [${batch},${C.numQueries},4] + labels [${batch},${C.numQueries},nc+1]`,
     toPredictLayout: rfdetrExportToPredict,
   },
 
