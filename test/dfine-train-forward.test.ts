@@ -18,7 +18,7 @@ import type { HostTensor } from '../src/graph/tensor.ts';
 import { DfineNetwork } from '../src/models/dfine/network.ts';
 import { loadDfineStateDict } from '../src/models/dfine/state-dict.ts';
 import { emitDfineTrainForward } from '../src/models/dfine/train-forward.ts';
-import { DFINE_DN_INPUTS, dfineTrainOutputRecord, type DfineTrainOutputs } from '../src/models/dfine/train-outputs.ts';
+import { DFINE_DN_INPUTS, DFINE_TOPK_INDEX, dfineTrainOutputRecord, type DfineTrainOutputs } from '../src/models/dfine/train-outputs.ts';
 import { loadCheckpointFile } from '../src/weights/checkpoint.ts';
 import { readSafetensors } from '../src/weights/safetensors.ts';
 import { maxAbsDiff, maxAbsDiffPaired } from './helpers/detr-rows.ts';
@@ -68,6 +68,7 @@ describe('D-FINE n train-mode forward (graph IR on ORT vs the original train ste
   let net: DfineNetwork;
   let outputs: ort.InferenceSession.OnnxValueMapType;
   let record: DfineTrainOutputs;
+  let feeds: Record<string, ort.Tensor>;
   /** The eval-mode float32-vs-float64 floor of dfinen_ref_io (the train fixture records none). */
   let floor: { pred_logits: { max_abs: number }; pred_boxes: { max_abs: number } };
 
@@ -85,11 +86,12 @@ describe('D-FINE n train-mode forward (graph IR on ORT vs the original train ste
     const images = b.input('images', 'float32', [2, 3, 640, 640]);
     record = emitDfineTrainForward(b, net, images, 2, { height: 640, width: 640, dnSlots: split[0] });
     for (const [name, { value, dims }] of Object.entries(dfineTrainOutputRecord(record))) b.output(name, value, 'float32', dims);
+    b.output(DFINE_TOPK_INDEX, record.topk!, 'int64', [2, 300]);
     for (const [key, value] of b.runningStatOutputs) if (key.startsWith(STEM_BN)) b.output(`running.${key}`, value, 'float32', [16]);
     lowerComposites(b.graph);
     const session = await ort.InferenceSession.create(serializeModel(b.graph), { intraOpNumThreads: 2 });
     const u8 = train.get('input_u8_2x3x640x640')!;
-    const feeds: Record<string, ort.Tensor> = {
+    feeds = {
       images: new ort.Tensor('float32', Float32Array.from(u8.data as Uint8Array, (v) => Math.fround(v / 255)), u8.dims),
     };
     for (const name of Object.values(DFINE_DN_INPUTS)) feeds[name] = toOrt(train.get(name)!);
@@ -151,6 +153,28 @@ describe('D-FINE n train-mode forward (graph IR on ORT vs the original train ste
     assert.deepEqual([...net.frozenParameterKeys()].sort(), [...frozen].sort());
     const flagged = [...net.namedTensors()].filter(([, p]) => p.kind === 'parameter' && !p.requiresGrad).map(([k]) => k);
     assert.deepEqual(flagged.sort(), [...frozen].sort());
+  });
+
+  it('with injectTopk the query rows follow the given proposal order (the loss graph reuses the assignment forward\'s)', async () => {
+    const b = new GraphBuilder('dfine_train_forward_injected');
+    b.training = true;
+    const rec = emitDfineTrainForward(b, net, b.input('images', 'float32', [2, 3, 640, 640]), 2, { height: 640, width: 640, dnSlots: 198, injectTopk: true });
+    b.output('boxes', rec.matching.layers[2]!.boxes, 'float32', [2, 300, 4]);
+    b.output('dn_boxes', rec.denoising!.layers[2]!.boxes, 'float32', [2, 198, 4]);
+    lowerComposites(b.graph);
+    const session = await ort.InferenceSession.create(serializeModel(b.graph), { intraOpNumThreads: 2 });
+    const own = outputs[DFINE_TOPK_INDEX]!.data as BigInt64Array;
+    const reversed = new BigInt64Array(600);
+    for (let img = 0; img < 2; img++) for (let p = 0; p < 300; p++) reversed[img * 300 + p] = own[img * 300 + 299 - p]!;
+    const out = await session.run({ ...feeds, [DFINE_TOPK_INDEX]: new ort.Tensor('int64', reversed, [2, 300]) });
+    await session.release();
+    const got = out.boxes!.data as Float32Array;
+    const base = outputs['layer2.pred_boxes']!.data as Float32Array;
+    const flipped = new Float32Array(600 * 4);
+    for (let img = 0; img < 2; img++) for (let p = 0; p < 300; p++) flipped.set(base.subarray((img * 300 + 299 - p) * 4, (img * 300 + 300 - p) * 4), (img * 300 + p) * 4);
+    // Rounding only: the self-attention sums its keys in another order.
+    assert.ok(maxAbsDiff(got, flipped) < 1e-5, `reversed proposals: rows off by ${maxAbsDiff(got, flipped).toExponential(2)}`);
+    assert.ok(maxAbsDiff(out.dn_boxes!.data as Float32Array, outputs['dn.layer2.pred_boxes']!.data as Float32Array) < 1e-5);
   });
 
   it('refuses a train size that is not a multiple of 32', () => {

@@ -19,13 +19,19 @@ import { LibreYOLOError } from '../../errors.ts';
 import { DFINE_COMMON as C } from './config.ts';
 import { generateAnchors, type Refinement } from './decoder.ts';
 import type { DfineNetwork } from './network.ts';
-import { DFINE_DN_INPUTS, dfineDnInputSpecs, type DfineQuerySplit, type DfineTrainOutputs } from './train-outputs.ts';
+import { DFINE_DN_INPUTS, DFINE_TOPK_INDEX, dfineDnInputSpecs, type DfineQuerySplit, type DfineTrainOutputs } from './train-outputs.ts';
 
 export interface DfineTrainForwardOptions {
   height: number;
   width: number;
   /** Denoising slots N (the draw's slot count); 0 = no denoising (the original with no targets). */
   dnSlots: number;
+  /**
+   * Take the 300 proposal tokens from the int64 input DFINE_TOPK_INDEX [B, 300] instead of TopK. A
+   * loss graph must: its query rows have to be the assignment forward's, and near-tied proposals
+   * (gaps of ~1e-6) swap places between two graphs whose float32 rounding differs.
+   */
+  injectTopk?: boolean;
 }
 
 /** The stride-32 grid the original trains on: any input whose sides are multiples of 32. */
@@ -37,7 +43,8 @@ function checkTrainSize(height: number, width: number): void {
 
 /**
  * Emits the train-mode forward on `images` [B, 3, H, W] (RGB, /255). Needs `b.training`. With
- * `dnSlots` > 0 it declares the denoising inputs (DFINE_DN_INPUTS, shapes from dfineDnInputSpecs).
+ * `dnSlots` > 0 it declares the denoising inputs (DFINE_DN_INPUTS, shapes from dfineDnInputSpecs);
+ * with `injectTopk`, the proposal-index input DFINE_TOPK_INDEX.
  */
 export function emitDfineTrainForward(b: GraphBuilder, net: DfineNetwork, images: string, batch: number, opts: DfineTrainForwardOptions): DfineTrainOutputs {
   if (!b.training) throw new Error('emitDfineTrainForward needs a training GraphBuilder (b.training = true)');
@@ -52,7 +59,8 @@ export function emitDfineTrainForward(b: GraphBuilder, net: DfineNetwork, images
   const { up, regScale, project } = dec.fdrConstants();
 
   return b.scope('decoder', () => {
-    const sel = dec.selectQueries(b, enc, sizes, generateAnchors(sizes));
+    const injected = opts.injectTopk ? b.input(DFINE_TOPK_INDEX, 'int64', [batch, k]) : null;
+    const sel = dec.selectQueries(b, enc, sizes, generateAnchors(sizes), injected);
     const stop = (v: string): string => b.op('Identity', [v], {}, { name: 'StopGradient' });
     const index = b.op('Unsqueeze', [sel.topk, b.constant('axes', { dtype: 'int64', dims: [1], data: BigInt64Array.of(-1n) })]);
     const encOut = { logits: b.op('GatherND', [sel.encLogits, index], { batch_dims: i(1) }), boxes: preciseSigmoid(b, sel.unact) };
@@ -80,6 +88,7 @@ export function emitDfineTrainForward(b: GraphBuilder, net: DfineNetwork, images
       matching: dnSlots > 0 ? part(dnSlots, k) : part(0, k),
       denoising: dnSlots > 0 ? part(0, dnSlots) : null,
       enc: encOut,
+      topk: sel.topk,
     };
   });
 }

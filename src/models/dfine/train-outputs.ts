@@ -22,7 +22,7 @@
  * slot count so one session serves every batch): no query sees them, they see only themselves, and
  * the losses must ignore them.
  *
- * The forward: `emitDfineTrainForward(b, network, images, { height, width, dnSlots })` in
+ * The forward: `emitDfineTrainForward(b, network, images, batch, { height, width, dnSlots, injectTopk })` in
  * train-forward.ts (b.training set: BatchNorm on batch statistics, running stats as
  * `b.runningStatOutputs`); with `dnSlots` > 0 it declares the DFINE_DN_INPUTS itself.
  */
@@ -37,6 +37,13 @@ export const DFINE_DN_INPUTS = {
   /** bool [N + 300, N + 300]: self-attention mask, true = blocked. */
   attnMask: 'dn.attn_mask',
 } as const;
+
+/**
+ * The selected proposal tokens, int64 [B, 300]: an output of the assignment forward
+ * (`DfineTrainOutputs.topk`) and, with `injectTopk`, an input of the loss graph's forward, so both
+ * graphs order their queries alike (near-tied proposals would otherwise swap between them).
+ */
+export const DFINE_TOPK_INDEX = 'enc_topk_index';
 
 /** The denoising inputs' dtypes and shapes for `batch` images and `slots` denoising queries. */
 export function dfineDnInputSpecs(batch: number, slots: number, queries = 300): Record<string, { dtype: 'int64' | 'float32' | 'bool'; dims: number[] }> {
@@ -88,6 +95,8 @@ export interface DfineTrainOutputs {
   denoising: DfineQuerySplit | null;
   /** The encoder proposals at the top-k tokens (not detached). [B, 300, nc] / [B, 300, 4]. */
   enc: DfineHeadOutputs;
+  /** int64 [B, 300]: the proposal tokens (TopK's, or the injected DFINE_TOPK_INDEX); absent for fed outputs. */
+  topk?: string;
 }
 
 /**
