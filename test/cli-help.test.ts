@@ -4,6 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
+import { listFamilies } from '../src/models/index.ts';
 import { runCli } from './helpers/cli.ts';
 
 const COMMANDS = [['predict'], ['export'], ['quantize'], ['train'], ['val'], ['data', 'synth'], ['data', 'check'], ['profile', 'infer'], ['profile', 'run']];
@@ -32,10 +33,22 @@ describe('CLI help text', () => {
       assert.equal(r.code, 0, r.stderr);
       const entries = optionEntries(r.stdout);
       assert.ok(entries.length >= 2, r.stdout);
-      for (const e of entries) assert.ok((e.match(/\(default:/g) ?? []).length <= 1, `two defaults: ${e}`);
+      for (const e of entries) assert.ok((e.match(/\(default\b/g) ?? []).length <= 1, `two defaults: ${e}`);
+      // A flag the CLI ignores says so and shows no default that reads as if it mattered.
+      for (const e of entries.filter((x) => /accepted for compatibility/.test(x) && !/no-op \(warns\)/.test(x))) assert.doesNotMatch(e, /\(default:/, e);
       assert.doesNotMatch(r.stdout, /\b(True|False|None)\b/, 'Python spelling in the help');
     });
   }
+
+  it('export --help states each family\'s opset and fixed-size export, from the family contract', async () => {
+    const r = await runCli(['export', '--help'], cwd);
+    const text = optionEntries(r.stdout).join('\n');
+    for (const f of listFamilies()) {
+      if (f.exportOpset) assert.match(text, new RegExp(`${f.exportOpset} for ${f.displayName}`), f.name);
+      if (f.staticExportSize) assert.match(text, new RegExp(`--dynamic .*batch only for [^)]*${f.displayName}`), f.name);
+    }
+    assert.match(r.stdout, /in its family's layout/);
+  });
 
   it('predict --model names the bundled model once', async () => {
     const r = await runCli(['predict', '--help'], cwd);

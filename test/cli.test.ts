@@ -179,10 +179,13 @@ describe('key=value parsing', () => {
   test('bad values are usage errors (exit 2) naming the key', async () => {
     for (const [arg, message] of [
       ['imgsz=big', /^Error: Invalid imgsz 'big': use 640, 480x640 \(height x width\) or \[480,640\]\.$/m],
-      ['classes=[a]', /^Error: Invalid classes value: \[a\]$/m],
+      ['classes=[a]', /^Error: Invalid classes value: \[a\]\. Use class ids: 0, 0,2 or \[0,2\]\.$/m],
       ['max_det=2.5', /^Error: max_det must be an integer, got '2\.5'$/m],
       ['batch=0', /^Error: batch must be >= 1, got 0$/m],
       ['save=yes', /^Error: save is a flag: use save=true or save=false \(or 1\/0, or just 'save'\), got 'yes'$/m],
+      // A value-taking key alone is not a source named 'conf'.
+      ['conf', /^Error: conf needs a value: use conf=<value>\. Run 'libreyolo predict --help' for what it takes\.$/m],
+      ['max_det', /^Error: max_det needs a value: use max_det=<value>\./m],
     ] as const) {
       const r = await mainCaptured(['predict', 'model=never-loaded.pt', arg]);
       assert.equal(r.code, 2, arg);

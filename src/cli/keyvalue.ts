@@ -4,6 +4,7 @@
  * or dropped, a bare flag name such as `save` -> `--save`). The token after a value-taking flag is
  * never rewritten.
  */
+import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
 import { LibreYOLOError } from '../errors.ts';
 
@@ -45,6 +46,10 @@ export function rewriteKeyValueArgs(args: string[], cmd: Command, origins?: Map<
     const m = KEY_VALUE.exec(tok);
     if (!m) {
       const bare = tok.replace(/_/g, '-');
+      // `conf` alone would become a source named 'conf'; unless such a file exists, it is a key without its value.
+      if (info.valued.has(bare) && !existsSync(tok)) {
+        throw new LibreYOLOError('config_type_error', `${tok} needs a value: use ${tok}=<value>. Run 'libreyolo ${cmd.name()} --help' for what it takes.`);
+      }
       out.push(info.boolean.has(bare) || info.negatable.has(bare) ? `--${bare}` : tok);
       continue;
     }

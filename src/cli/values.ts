@@ -34,7 +34,7 @@ export function parseImgsz(v: string): number | [number, number] {
 export function parseClasses(v: string): number[] {
   const s = v.trim().replace(/^\[|\]$/g, '');
   const parts = s.split(',').map((p) => p.trim()).filter((p) => p !== '');
-  if (!parts.length || parts.some((p) => !/^-?\d+$/.test(p))) throw new LibreYOLOError('config_type_error', `Invalid classes value: ${v}`);
+  if (!parts.length || parts.some((p) => !/^-?\d+$/.test(p))) throw new LibreYOLOError('config_type_error', `Invalid classes value: ${v}. Use class ids: 0, 0,2 or [0,2].`);
   return parts.map(Number);
 }
 

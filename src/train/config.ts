@@ -109,6 +109,16 @@ export function isFloatField(key: string): boolean {
 /** Keys that are not config fields but are accepted by `train()` (callbacks/loggers are not supported here). */
 const IGNORED_WITH_WARNING = new Set(['callbacks', 'loggers']);
 
+/**
+ * Fields of the original's config that change nothing here, with what to say when one is set to
+ * something other than its default (accepted so LibreYOLO scripts run, never silently).
+ */
+const NO_EFFECT: Partial<Record<keyof typeof TRAIN_DEFAULTS, string>> = {
+  sync_bn: 'sync_bn has no effect: this package trains on one device, so there is no batch norm to synchronise.',
+  data_dir: 'data_dir has no effect: data (a dataset YAML) names the dataset, as in the original, which reads data_dir only without data.',
+  allow_download_scripts: "allow_download_scripts has no effect: this package never runs a YAML's download script (http(s) zip URLs still download).",
+};
+
 const snake = (k: string): string => k.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
 
 function typeError(key: string, want: string, v: unknown): LibreYOLOError {
@@ -236,6 +246,9 @@ export function resolveTrainConfig(options: Record<string, unknown>, warn: Warn,
   range('threads', cfg.threads === null || cfg.threads >= 1, '>= 1');
   for (const k of ['mosaic_prob', 'mixup_prob', 'hsv_prob', 'flip_prob'] as const) range(k, cfg[k] >= 0 && cfg[k] <= 1, 'in [0, 1]');
   if (cfg.resume && cfg.pretrained) throw new LibreYOLOError('config_conflict', 'train: resume and pretrained cannot be used together.');
+  for (const [key, message] of Object.entries(NO_EFFECT) as Array<[keyof typeof TRAIN_DEFAULTS, string]>) {
+    if (cfg[key] !== TRAIN_DEFAULTS[key]) warn(`train: ${message}`);
+  }
   return cfg;
 }
 

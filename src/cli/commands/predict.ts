@@ -28,7 +28,7 @@ interface PredictFlags {
   outputPath?: string;
   outputFileFormat?: string;
   half: boolean;
-  stream: boolean;
+  stream?: boolean;
   tiling: boolean;
   overlapRatio?: number;
   postprocessType?: string;
@@ -83,7 +83,7 @@ export function predictCommand(): Command {
     .option('--output-path <path>', 'folder or file for saved images')
     .option('--output-file-format <fmt>', 'jpg, png or webp')
     .option('--half', 'accepted for compatibility; a no-op (warns). Use export half=true or quantize recipe=fp16', false)
-    .option('--stream', 'print each result as soon as it is ready (always on for the CLI)', false)
+    .option('--stream', 'accepted for compatibility: the CLI always prints each result as soon as it is ready')
     .option('--tiling', 'tiled inference for large images', false)
     .option('--overlap-ratio <r>', 'tile overlap in [0, 1)', parseNumber('overlap_ratio'))
     .option('--postprocess-type <type>', 'tile merge: NMS (default, the original\'s), NMM or GREEDYNMM (SAHI\'s)')

@@ -32,6 +32,11 @@ const HELP: Partial<Record<keyof TrainConfig, string>> = {
   amp: 'mixed precision on GPU providers (ignored on CPU)',
   eval_interval: 'validate every N epochs (10)',
   threads: 'ONNX Runtime threads for the train step (default: all cores)',
+  patience: 'stop after this many validation rounds without a better mAP50-95; 0 = never (50)',
+  pretrained: 'true: start from the published weights of the same size; or a weights path or name',
+  sync_bn: 'accepted for compatibility; no effect (one device)',
+  data_dir: 'accepted for compatibility; no effect (data names the dataset)',
+  allow_download_scripts: 'accepted for compatibility; no effect (YAML download scripts never run)',
 };
 
 function flagName(key: string): string {
@@ -41,7 +46,7 @@ function flagName(key: string): string {
 export function trainCommand(): Command {
   const cmd = new Command('train')
     .description(`Train a detector on a YOLO-format dataset (key=value or --flag style). Trainable families: ${listFamilies().filter((f) => f.train).map((f) => f.displayName).join(', ')}.`)
-    .option('--model <weights>', `weights to start from: a path, a published name, or ${freshNames()} for fresh weights (default ${DEFAULT_PREDICT_MODEL})`, DEFAULT_PREDICT_MODEL)
+    .option('--model <weights>', `weights to start from: a path, a published name, or ${freshNames()} for fresh weights`, DEFAULT_PREDICT_MODEL)
     .option('--cfg <yaml>', 'YAML of training arguments (explicit arguments win)');
   for (const [key, def] of Object.entries({ data: undefined, ...TRAIN_DEFAULTS }) as Array<[keyof TrainConfig, unknown]>) {
     const flag = flagName(key);

@@ -1,6 +1,7 @@
 /** `libreyolo val model=... data=... split=val imgsz=... batch=16 conf=0.001 iou=0.6` */
 import { modelLine } from '../model-line.ts';
 import { Command } from 'commander';
+import { LibreYOLOError } from '../../errors.ts';
 import { LibreYOLO } from '../../load.ts';
 import { formatMetrics, validate } from '../../val/validate.ts';
 import { checkRange, parseImgsz, parseInteger, parseNumber } from '../values.ts';
@@ -8,7 +9,7 @@ import { DEFAULT_PREDICT_MODEL } from './predict.ts';
 
 interface ValFlags {
   model: string;
-  data: string;
+  data?: string;
   split: 'train' | 'val' | 'test';
   imgsz?: number | [number, number];
   batch: number;
@@ -21,8 +22,8 @@ interface ValFlags {
 
 export function valCommand(): Command {
   return new Command('val')
-    .description('Validate a model on a dataset: COCO-style mAP50, mAP50-95, precision and recall.')
-    .requiredOption('--data <yaml>', 'dataset YAML, folder with data.yaml, or a known name (coco8, coco128)')
+    .description("Validate a model on a dataset: COCO-style mAP50, mAP50-95, mAP75 and AR100 (--json also has the original's metrics/precision and metrics/recall keys, which are mAP50-95 and AR100 by its definition).")
+    .option('--data <yaml>', 'dataset YAML, folder with data.yaml, or a known name (coco8, coco128)')
     .option('--model <weights>', 'weights to validate', DEFAULT_PREDICT_MODEL)
     .option('--split <split>', 'train, val or test', 'val')
     .option('--imgsz <size>', 'input size (default: the model\'s)', parseImgsz)
@@ -33,6 +34,8 @@ export function valCommand(): Command {
     .option('--device <device>', 'cpu, 0 / cuda:0, or webgpu', 'cpu')
     .option('--json', 'print one JSON object', false)
     .action(async (flags: ValFlags) => {
+      // Said as train says it: key=value users never typed --data.
+      if (!flags.data) throw new LibreYOLOError('config_required_key', 'val: data is required (a dataset YAML path or a built-in name such as coco8).');
       checkRange('conf', flags.conf, 0, 1);
       checkRange('iou', flags.iou, 0, 1);
       checkRange('batch', flags.batch, 1);

@@ -1,0 +1,38 @@
+/**
+ * What a newcomer trips on through the real `libreyolo` process: a missing `data` for val said as
+ * train says it, and the original's training fields that change nothing here warned about, never
+ * silently accepted.
+ */
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { runCli } from './helpers/cli.ts';
+
+const cwd = mkdtempSync(join(tmpdir(), 'libreyolo-newcomer-'));
+after(() => rmSync(cwd, { recursive: true, force: true }));
+
+describe('newcomer CLI paths', { concurrency: 2 }, () => {
+  it('val without data exits 2 with the message train gives', async () => {
+    const r = await runCli(['val', 'model=never-loaded.pt'], cwd);
+    assert.equal(r.code, 2, r.stderr);
+    assert.match(r.stderr, /^Error: val: data is required \(a dataset YAML path or a built-in name such as coco8\)\.$/m);
+    const t = await runCli(['train', 'epochs=1'], cwd);
+    assert.equal(t.code, 2, t.stderr);
+    assert.match(t.stderr, /^Error: train: data is required \(a dataset YAML path or a built-in name such as coco8\)\.$/m);
+  });
+
+  it('train warns that sync_bn, data_dir and allow_download_scripts have no effect here', async () => {
+    const r = await runCli(['train', 'data=missing.yaml', 'sync_bn=true', 'data_dir=/somewhere', 'allow_download_scripts=true'], cwd);
+    assert.equal(r.code, 3, r.stderr);
+    assert.match(r.stderr, /train: sync_bn has no effect: this package trains on one device/);
+    assert.match(r.stderr, /train: data_dir has no effect: data \(a dataset YAML\) names the dataset/);
+    assert.match(r.stderr, /train: allow_download_scripts has no effect: this package never runs a YAML's download script/);
+    assert.match(r.stderr, /^Error: Dataset not found: 'missing\.yaml'/m);
+    // At their defaults nothing is said.
+    const quiet = await runCli(['train', 'data=missing.yaml'], cwd);
+    assert.equal(quiet.code, 3, quiet.stderr);
+    assert.doesNotMatch(quiet.stderr, /has no effect/);
+  });
+});
