@@ -19,6 +19,8 @@ import { DfineNetwork } from '../src/models/dfine/network.ts';
 import { loadDfineStateDict } from '../src/models/dfine/state-dict.ts';
 import { emitDfineTrainForward } from '../src/models/dfine/train-forward.ts';
 import { DFINE_DN_INPUTS, DFINE_TOPK_INDEX, dfineTrainOutputRecord, type DfineTrainOutputs } from '../src/models/dfine/train-outputs.ts';
+import { drawDenoising } from '../src/models/dfine/denoising.ts';
+import { mulberry32 } from '../src/util/random.ts';
 import { loadCheckpointFile } from '../src/weights/checkpoint.ts';
 import { readSafetensors } from '../src/weights/safetensors.ts';
 import { maxAbsDiff, maxAbsDiffPaired } from './helpers/detr-rows.ts';
@@ -184,3 +186,29 @@ describe('D-FINE n train-mode forward (graph IR on ORT vs the original train ste
       (e: Error & { code?: string }) => e.code === 'invalid_imgsz' && /multiples of 32, got 600x640/.test(e.message));
   });
 });
+
+describe('D-FINE train-mode forward at other sizes and input sizes', () => {
+  it('s at 320x480 with host-drawn, padded denoising: anchors and position embedding rebuilt, every output finite', async () => {
+    const net = new DfineNetwork({ size: 's', nc: 80 });
+    const rand = mulberry32(5);
+    for (const [key, p] of net.namedTensors()) if (p.value.dtype === 'float32' && !key.endsWith('running_var')) (p.value.data as Float32Array).forEach((_, k, a) => { a[k] = (rand() - 0.5) * 0.1; });
+    const draw = drawDenoising([{ labels: [1, 2], boxes: Float32Array.of(0.5, 0.5, 0.2, 0.3, 0.3, 0.6, 0.1, 0.1) }], { nc: 80, rand: mulberry32(6), slots: 210 });
+    const b = new GraphBuilder('dfine_s_train');
+    b.training = true;
+    const rec = emitDfineTrainForward(b, net, b.input('images', 'float32', [1, 3, 320, 480]), 1, { height: 320, width: 480, dnSlots: draw.slots });
+    const named = dfineTrainOutputRecord(rec);
+    for (const [name, { value, dims }] of Object.entries(named)) b.output(name, value, 'float32', dims);
+    lowerComposites(b.graph);
+    const session = await ort.InferenceSession.create(serializeModel(b.graph), { intraOpNumThreads: 2 });
+    const feeds: Record<string, ort.Tensor> = { images: new ort.Tensor('float32', Float32Array.from({ length: 3 * 320 * 480 }, () => rand()), [1, 3, 320, 480]) };
+    for (const [name, t] of Object.entries(draw.inputs)) feeds[name] = toOrt(t);
+    const out = await session.run(feeds);
+    await session.release();
+    assert.equal(draw.numDn, 200);
+    for (const [name, { dims }] of Object.entries(named)) {
+      assert.deepEqual(out[name]!.dims, dims, name);
+      assert.ok((out[name]!.data as Float32Array).every(Number.isFinite), `${name} is finite`);
+    }
+  });
+});
+

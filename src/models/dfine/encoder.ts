@@ -6,7 +6,7 @@
 import type { GraphBuilder } from '../../graph/builder.ts';
 import { LayerNorm, Linear, ModuleList } from '../../graph/layers.ts';
 import { Module } from '../../graph/module.ts';
-import { concat, erfGelu, float32, reshape, split, transpose, upsample2x } from '../../graph/nn.ts';
+import { concat, erfGelu, float32, reshape, silu, split, transpose, upsample2x } from '../../graph/nn.ts';
 import { MultiheadAttention } from '../detr/multihead-attention.ts';
 import { DFINE_COMMON as C, roundHalfEven, type DfineConfig } from './config.ts';
 import { ConvNorm } from './conv.ts';
@@ -45,7 +45,7 @@ class VGGBlock extends Module {
   }
   forward(b: GraphBuilder, x: string): string {
     const y = b.op('Add', [this.conv1.emit(b, x), this.conv2.emit(b, x)]);
-    return b.op('Mul', [y, b.op('Sigmoid', [y])]);
+    return silu(b, y);
   }
 }
 
