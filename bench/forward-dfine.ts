@@ -3,6 +3,8 @@
  * of the original's torch export dfinen_ref.onnx (same weights), batch 1 at 640, same threads, runs
  * interleaved in one process so machine noise hits both alike; ratio = ours / reference (<= 1.0).
  *
+ * The CPU time per forward (all threads) is printed beside it: on a shared machine it is steadier.
+ *
  *   node --import tsx bench/forward-dfine.ts [--runs 30] [--threads 2]
  */
 import { readFileSync } from 'node:fs';
@@ -40,18 +42,25 @@ for (let k = 0; k < 3; k++) {
 }
 const ours: number[] = [];
 const ref: number[] = [];
+// Process CPU time (every thread, the session workers included) per forward: on a loaded machine
+// the wall time also counts waiting for a core, the CPU time only the work.
+const oursCpu: number[] = [];
+const refCpu: number[] = [];
 for (let k = 0; k < runs; k++) {
   for (const side of k % 2 ? ['ref', 'ours'] : ['ours', 'ref']) {
+    const c0 = process.cpuUsage();
     const t0 = performance.now();
     if (side === 'ours') await model.forward(batch); else await reference.forward(batch);
     (side === 'ours' ? ours : ref).push(performance.now() - t0);
+    const c = process.cpuUsage(c0);
+    (side === 'ours' ? oursCpu : refCpu).push((c.user + c.system) / 1000);
   }
 }
 const oursMs = median(ours);
 const refMs = median(ref);
 // Each pair ran back to back: the median of the per-pair ratios is steadier on a shared machine.
 const pairRatio = median(ours.map((t, k) => t / ref[k]!));
-console.log(`forward dfinen b1 640 threads=${threads}: ours ${oursMs.toFixed(2)} ms, reference onnx ${refMs.toFixed(2)} ms, ratio ${(oursMs / refMs).toFixed(3)}, median per-pair ratio ${pairRatio.toFixed(3)} (<= 1.0 is the goal; ${runs} interleaved runs)`);
+console.log(`forward dfinen b1 640 threads=${threads}: ours ${oursMs.toFixed(2)} ms, reference onnx ${refMs.toFixed(2)} ms, ratio ${(oursMs / refMs).toFixed(3)}, median per-pair ratio ${pairRatio.toFixed(3)} (<= 1.0 is the goal; ${runs} interleaved runs); CPU time ours ${median(oursCpu).toFixed(2)} ms, reference ${median(refCpu).toFixed(2)} ms, ratio ${(median(oursCpu) / median(refCpu)).toFixed(3)}`);
 
 await model.close();
 await reference.close();

@@ -99,14 +99,17 @@ async function loadCheckpointModel(path: string, options: LoadOptions): Promise<
     weightsPath: path,
     format: ckpt.format,
     network,
-    engine: new GraphEngine(network, { device: parseDevice(options.device), ...(options.threads ? { threads: options.threads } : {}), ...keepFloatOf(family) }),
+    engine: new GraphEngine(network, { device: parseDevice(options.device), ...(options.threads ? { threads: options.threads } : {}), ...familyEngineOptions(family) }),
     metadata: meta,
     ...(options.warn ? { warn: options.warn } : {}),
   });
 }
 
-/** The family's quantize keep-float list as engine options. */
-const keepFloatOf = (family: ModelFamily): { keepFloat?: readonly string[] } => (family.quantize?.keepFloat.length ? { keepFloat: family.quantize.keepFloat } : {});
+/** The family's quantize keep-float list and session config entries as engine options. */
+const familyEngineOptions = (family: ModelFamily): { keepFloat?: readonly string[]; configEntries?: Readonly<Record<string, string>> } => ({
+  ...(family.quantize?.keepFloat.length ? { keepFloat: family.quantize.keepFloat } : {}),
+  ...(family.sessionConfig ? { configEntries: family.sessionConfig } : {}),
+});
 
 const shapeText = (shape: readonly (number | string)[]): string => `[${shape.join(',')}]`;
 
@@ -187,7 +190,7 @@ async function loadOnnxModel(path: string, options: LoadOptions): Promise<LibreY
   let names = md.has('names') && Number.isInteger(nc) ? checkNames(field('names'), path, nc) : undefined;
 
   const engineFor = (f: ModelFamily | null): OnnxFileEngine => new OnnxFileEngine(bytes, input.dtype === 'float16' ? 'float16' : 'float32', dynamic,
-    { device: parseDevice(options.device), ...(options.threads ? { threads: options.threads } : {}), ...(f ? keepFloatOf(f) : {}) }, f?.onnx?.toPredictLayout?.bind(f.onnx));
+    { device: parseDevice(options.device), ...(options.threads ? { threads: options.threads } : {}), ...(f ? familyEngineOptions(f) : {}) }, f?.onnx?.toPredictLayout?.bind(f.onnx));
   let engine = engineFor(family);
   const declaredNc = Number.isInteger(nc) ? nc : undefined;
   if (family === null || declaredNc === undefined) {
@@ -277,7 +280,7 @@ export function createFreshModel(name: string, options: { nc?: number; device?: 
   const side = familyImgsz(family, size);
   return new LibreYOLOModel({
     family, size, task: 'detect', names, imgsz: [side, side], weightsPath: null, format: 'fresh', network,
-    engine: new GraphEngine(network, { device: parseDevice(options.device), ...(options.threads ? { threads: options.threads } : {}), ...keepFloatOf(family) }),
+    engine: new GraphEngine(network, { device: parseDevice(options.device), ...(options.threads ? { threads: options.threads } : {}), ...familyEngineOptions(family) }),
   });
 }
 

@@ -96,6 +96,12 @@ describe('D-FINE export, precision and profile', () => {
     }
   });
 
+  it('the predict graph folds the 30 LearnableAffineBlocks of the backbone into their convolutions (Conv + Clip)', () => {
+    const g = buildInferenceGraph(model.network!, { batch: 1, height: 640, width: 640 });
+    assert.deepEqual(g.nodes.filter((n) => n.name.includes('/lab/')).map((n) => n.name), []);
+    assert.equal(g.nodes.filter((n) => n.op === 'Clip' && n.name.startsWith('/backbone/')).length, 30);
+  });
+
   it('the keep-float list: proposal selection and box arithmetic stay float32 under fp16, the decoder layers go half', () => {
     const g = buildInferenceGraph(model.network!, { batch: 1, height: 640, width: 640 });
     const summary = convertPrecision(g, { dtype: 'float16', keepIO: true, region: keepFloatRegion(model.family.quantize!.keepFloat)! });
@@ -142,7 +148,7 @@ describe('D-FINE export, precision and profile', () => {
     });
   }
 
-  it('profile infer: D-FINE-n at 640, every kernel categorised, its 6 GridSamples and 2 TopKs once per step', async () => {
+  it('profile infer: D-FINE-n at 640, every kernel categorised, its 6 GridSamples, 2 TopKs and 12 LayerNormalizations once per step', async () => {
     const r = await cli('profile', 'infer', PHOTO, '--device', 'cpu', '--warmup', '1', '--runs', '2',
       '--weights', fixture('dfinen_ref.pt'), '--project', join(dir, 'p'));
     assert.equal(r.code, 0, r.stderr);
@@ -154,6 +160,9 @@ describe('D-FINE export, precision and profile', () => {
     const perStep = (kernel: string): number | undefined => (a.kernels as Array<{ kernel: string; count_per_step: number }>).find((k) => k.kernel === kernel)?.count_per_step;
     assert.equal(perStep('GridSample'), 6, '3 decoder layers x 2 levels');
     assert.equal(perStep('TopK'), 2, 'query selection and the last layer\'s LQE');
+    // The family's session config keeps the 12 LayerNormalizations unfused (SkipLayerNormalization is slower here).
+    assert.equal(perStep('LayerNormalization'), 12);
+    assert.equal(perStep('SkipLayerNormalization'), undefined);
   });
 });
 

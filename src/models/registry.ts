@@ -264,6 +264,11 @@ export interface ModelFamily {
   readonly postprocess?: PostprocessSpec;
   /** Fully custom preprocessing (e.g. PIL's antialiased resize); overrides `input` for predict. */
   preprocess?(image: RgbImage, size: [number, number]): PreprocessPlan;
+  /**
+   * ONNX Runtime session config entries for this family's sessions (predict and reloaded exports),
+   * e.g. `optimization.disable_specified_optimizers` for a fusion that is slower on its graph.
+   */
+  readonly sessionConfig?: Readonly<Record<string, string>>;
   /** Quantize fp16/bf16 is supported; node-name fragments listed here stay float32. */
   readonly quantize?: { keepFloat: readonly string[] };
   /** Training; absent: the family predicts only. */

@@ -24,6 +24,8 @@ export interface EngineOptions {
   precision?: 'float32' | HalfType;
   /** Node-name fragments that stay float32 when the precision is half (the family's keep-float list). */
   keepFloat?: readonly string[];
+  /** ORT session config entries for every session (the family's `sessionConfig`). */
+  configEntries?: Readonly<Record<string, string>>;
 }
 
 /** The precision pass's region for a keep-float list: nodes whose name contains a fragment stay float32. */
@@ -163,6 +165,7 @@ export abstract class SessionEngine {
       executionProviders: executionProviders(this.options.device),
       intraOpNumThreads: this.options.threads ?? Math.max(1, cpus().length),
       graphOptimizationLevel: 'all',
+      ...(this.options.configEntries ? { configEntries: { ...this.options.configEntries } } : {}),
       ...(profile ? { profileFilePrefix: `${profile}_s${this.profileCount++}` } : {}),
     };
   }

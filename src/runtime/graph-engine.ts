@@ -4,6 +4,7 @@ import type { Graph } from '../graph/ir.ts';
 import { deserializeModel, serializeModel, summarizeModel } from '../graph/onnx.ts';
 import { foldBatchNorm } from '../graph/passes/fold-batchnorm.ts';
 import { fuseParallelConvs } from '../graph/passes/fuse-parallel-convs.ts';
+import { foldReluAffine } from '../graph/passes/fold-relu-affine.ts';
 import type { DetectionNetwork } from '../models/registry.ts';
 import type { HostTensor } from '../graph/tensor.ts';
 import { SessionEngine, type EngineOptions, type ForwardResult, type ModelSpec } from './engine.ts';
@@ -20,6 +21,7 @@ export function buildInferenceGraph(network: DetectionNetwork, opts: GraphShape,
   else network.emitInference(b, opts);
   if (opts.optimize !== false) {
     foldBatchNorm(b.graph);
+    foldReluAffine(b.graph);
     fuseParallelConvs(b.graph);
   }
   return b.graph;

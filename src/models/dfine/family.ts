@@ -31,6 +31,10 @@ export const dfineFamily: ModelFamily = {
   input: { resize: 'stretch', filter: 'pil', pad: 0, channels: 'rgb', scale: 1 / 255 },
   // dfine.md 4.3: top min(max_det, Q * nc) of the sigmoid scores, boxes not clipped.
   postprocess: { kind: 'topk', k: C.numQueries, clip: false },
+  // ORT fuses the residual Add + LayerNormalization of the attention blocks into SkipLayerNormalization,
+  // whose CPU kernel takes ~4x LayerNormalization's time at the 300-query shapes (ORT profile of
+  // dfinen at batch 1: 1.7 ms vs 0.44 ms for the 12 norms).
+  sessionConfig: { 'optimization.disable_specified_optimizers': 'SkipLayerNormFusion' },
   // dfine.md 5: opset 17 (LayerNormalization), dynamic batch only.
   exportOpset: 17,
   staticExportSize: true,
