@@ -105,7 +105,7 @@ describe('D-FINE export, precision and profile', () => {
   it('the keep-float list: proposal selection and box arithmetic stay float32 under fp16, the decoder layers go half', () => {
     const g = buildInferenceGraph(model.network!, { batch: 1, height: 640, width: 640 });
     const summary = convertPrecision(g, { dtype: 'float16', keepIO: true, region: keepFloatRegion(model.family.quantize!.keepFloat)! });
-    assert.ok(summary.halfNodes > 500, `${summary.halfNodes} nodes in half`);
+    assert.ok(summary.halfNodes > 400, `${summary.halfNodes} nodes in half`);
     const types = inferDtypes(g);
     const outTypes = (re: RegExp): Set<string> => new Set(g.nodes.filter((n) => re.test(n.name) && n.outputs[0] && types.get(n.outputs[0])?.startsWith('float')).map((n) => types.get(n.outputs[0]!)!));
     for (const re of [/^\/decoder\/enc_score_head\/MatMul/, /^\/decoder\/TopK/, /^\/decoder\/decoder\/distance2bbox\//, /^\/decode\//]) assert.deepEqual(outTypes(re), new Set(['float32']), String(re));
