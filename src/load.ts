@@ -92,9 +92,10 @@ async function loadCheckpointModel(path: string, options: LoadOptions): Promise<
     throw new LibreYOLOError(err.code, `Cannot load ${path} as ${family.name}-${size}: ${err.message} ${advice}`, { cause: err, suggestion: advice });
   }
   if (meta.names) checkNamesCover(meta.names, network.nc, path);
+  const familyNames = meta.names ? null : family.defaultNames?.(network.nc) ?? null;
   return new LibreYOLOModel({
     family, size, task,
-    names: namesOrDefault(meta.names, network.nc),
+    names: familyNames ? Object.fromEntries(familyNames.map((n, i) => [i, n])) : namesOrDefault(meta.names, network.nc),
     imgsz: checkpointImgsz(family, size, meta.imgsz),
     weightsPath: path,
     format: ckpt.format,

@@ -10,6 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { LibreYOLO, type LibreYOLOModel } from '../src/index.ts';
+import { COCO91_TO_COCO80 } from '../src/data/coco.ts';
+import { loadCheckpointFile, saveCheckpointPt } from '../src/weights/checkpoint.ts';
 import { loadImageFile } from '../src/data/image.ts';
 import { resizePilBilinear } from '../src/data/pil-resize.ts';
 import * as ort from 'onnxruntime-node';
@@ -200,6 +202,46 @@ describe('RF-DETR family through LibreYOLO()', () => {
         io.get('image_det_classes')!.data as BigInt64Array, 1e-3, 1e-5);
     } finally {
       await reloaded.close();
+    }
+  });
+
+  it('an upstream 91-column COCO head (no LibreYOLO names) reads as the 80 COCO classes: top-k, conf, then the id map', async () => {
+    // The fixture's head rearranged as upstream lays it out: column = COCO category id. Mapped ids
+    // take their class's row; id 0 takes the extra (no-object) row, so the encoder's best-class
+    // scores and the decoder's top-k are unchanged; the other unused ids can never score.
+    const { stateDict } = await loadCheckpointFile(fixture('rfdetrn_ref.pt'));
+    const upstream = new Map(stateDict);
+    let heads = 0;
+    for (const [key, t] of stateDict) {
+      if (!/class_embed(\.\d+)?\.(weight|bias)$/.test(key)) continue;
+      const [rows, cols = 1] = t.dims as [number, number?];
+      assert.equal(rows, 81, key);
+      const src = t.data as Float32Array;
+      const out = new Float32Array(91 * cols);
+      for (let id = 0; id < 91; id++) {
+        const cls = COCO91_TO_COCO80[id]!;
+        out.set(src.subarray((cls >= 0 ? cls : 80) * cols, ((cls >= 0 ? cls : 80) + 1) * cols), id * cols);
+        if (cls < 0 && id !== 0 && key.endsWith('bias')) out[id] = -100;
+      }
+      upstream.set(key, { dtype: 'float32', dims: t.dims.length === 2 ? [91, cols] : [91], data: out });
+      heads++;
+    }
+    assert.ok(heads >= 4, `${heads} class heads rewritten`);
+    const path = join(dir, 'upstream-coco91.pt');
+    await saveCheckpointPt(path, upstream);
+    const m = await LibreYOLO(path, { threads: 2 });
+    try {
+      assert.deepEqual([m.family.name, m.nc, m.names[0], m.names[79]], ['rfdetr', 80, 'person', 'toothbrush']);
+      const r = await m.predict(PHOTO, { conf: 0.5 }) as Results;
+      assert.ok(r.length > 0);
+      // The same detections as the 81-column original, classes 0..79 (person is id 1 upstream, 0 here).
+      assertSameDetections(detectionsOf(r), io.get('image_det_boxes_xyxy')!.data as Float32Array, io.get('image_det_scores')!.data as Float32Array,
+        io.get('image_det_classes')!.data as BigInt64Array, 1e-3, 1e-5);
+      // An unused id that wins is dropped, not shown as a class: every pair at id 0 is the no-object row.
+      const low = await m.predict(PHOTO, { conf: 0.001 }) as Results;
+      assert.ok([...low.boxes.clsData].every((c) => c >= 0 && c < 80));
+    } finally {
+      await m.close();
     }
   });
 

@@ -13,6 +13,7 @@ import { LibreYOLOError } from '../errors.ts';
 import { listImages } from './sources.ts';
 import { ZipArchive } from '../util/zip.ts';
 import { appendAll } from '../util/array.ts';
+import { COCO_NAMES } from './coco.ts';
 import { labelPathFor, readLabels, type ImageLabels } from './labels.ts';
 
 /** Image suffixes a dataset split is searched for (case-insensitive). */
@@ -35,19 +36,6 @@ val: images/train2017
 download: https://huggingface.co/datasets/LibreYOLO/coco128/resolve/main/coco128.zip
 `,
 };
-
-/** The 80 COCO class names, shared by the bundled COCO sets. */
-export const COCO_NAMES: readonly string[] = [
-  'person', 'bicycle', 'car', 'motorcycle', 'airplane', 'bus', 'train', 'truck', 'boat', 'traffic light',
-  'fire hydrant', 'stop sign', 'parking meter', 'bench', 'bird', 'cat', 'dog', 'horse', 'sheep', 'cow',
-  'elephant', 'bear', 'zebra', 'giraffe', 'backpack', 'umbrella', 'handbag', 'tie', 'suitcase', 'frisbee',
-  'skis', 'snowboard', 'sports ball', 'kite', 'baseball bat', 'baseball glove', 'skateboard', 'surfboard',
-  'tennis racket', 'bottle', 'wine glass', 'cup', 'fork', 'knife', 'spoon', 'bowl', 'banana', 'apple',
-  'sandwich', 'orange', 'broccoli', 'carrot', 'hot dog', 'pizza', 'donut', 'cake', 'chair', 'couch',
-  'potted plant', 'bed', 'dining table', 'toilet', 'tv', 'laptop', 'mouse', 'remote', 'keyboard',
-  'cell phone', 'microwave', 'oven', 'toaster', 'sink', 'refrigerator', 'book', 'clock', 'vase',
-  'scissors', 'teddy bear', 'hair drier', 'toothbrush',
-];
 
 export interface DatasetConfig {
   /** The YAML file, or null for a bundled dataset. */

@@ -75,7 +75,15 @@ export type PostprocessSpec =
    * other than the predict default replaces `k`); `clip: false` keeps boxes as predicted (DETRs
    * do not clip to the image), else they are clamped and empty ones dropped.
    */
-  | { kind: 'topk'; k: number; clip?: boolean };
+  | {
+    kind: 'topk'; k: number; clip?: boolean;
+    /**
+     * Class id of each score column for a model of `nc` classes whose output has `columns` of them
+     * (-1: the column's pairs are dropped after the conf threshold), or null for the identity. An
+     * upstream RF-DETR COCO head (91 columns, COCO category ids) read as the 80 COCO classes maps.
+     */
+    columnClasses?: (columns: number, nc: number) => Int32Array | null;
+  };
 
 export interface InferenceEmitOptions {
   batch: number | null;
@@ -262,6 +270,8 @@ export interface ModelFamily {
   readonly input?: PreprocessSpec;
   /** Decode of the predict output (default per-class NMS). */
   readonly postprocess?: PostprocessSpec;
+  /** Class names for a checkpoint that names none, by its network's class count (absent or null: class0...). */
+  readonly defaultNames?: (networkNc: number) => readonly string[] | null;
   /** Fully custom preprocessing (e.g. PIL's antialiased resize); overrides `input` for predict. */
   preprocess?(image: RgbImage, size: [number, number]): PreprocessPlan;
   /**

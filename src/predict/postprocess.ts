@@ -29,6 +29,8 @@ export interface PostprocessOptions {
   topk?: number;
   /** With `topk`: clamp boxes to the image and drop empty ones (default true; DETRs keep boxes as predicted) */
   clip?: boolean;
+  /** With `topk`: the class id of each score column, -1 to drop its pairs after the threshold (default: the column) */
+  columnClasses?: Int32Array;
   origWidth: number;
   origHeight: number;
 }
@@ -245,7 +247,8 @@ export const DEFAULT_MAX_DET = 300;
  * NMS-free selection (DETR families, as the original's DETR postprocess): the best
  * `count` (query, class) scores over all pairs, where count = k, or max_det when it differs from
  * the default, capped at queries x classes; ties to the lower query-major index `a * nc + c`. Then
- * the strict conf threshold and un-mapping; boxes are clamped (and empty ones dropped) only with `clip`.
+ * the strict conf threshold, the column -> class map (if any, dropping unmapped columns) and
+ * un-mapping; boxes are clamped (and empty ones dropped) only with `clip`.
  */
 function selectTopK(out: Float32Array, offset: number, A: number, nc: number, opts: PostprocessOptions, k: number): Detections {
   const total = A * nc;
@@ -265,6 +268,8 @@ function selectTopK(out: Float32Array, offset: number, A: number, nc: number, op
   for (const t of order) {
     const s = scores[t]!;
     if (!(s > thr)) continue;
+    const c = opts.columnClasses ? opts.columnClasses[t % nc]! : t % nc;
+    if (c < 0) continue;
     const a = Math.floor(t / nc);
     if (clip) {
       if (!unmapBox(out, offset, A, a, rx, ry, opts.origWidth, opts.origHeight, box, 0)) continue;
@@ -274,7 +279,7 @@ function selectTopK(out: Float32Array, offset: number, A: number, nc: number, op
     }
     det.xyxy.set(box, n * 4);
     det.conf[n] = s;
-    det.cls[n] = t % nc;
+    det.cls[n] = c;
     n++;
   }
   return { xyxy: det.xyxy.slice(0, n * 4), conf: det.conf.slice(0, n), cls: det.cls.slice(0, n) };

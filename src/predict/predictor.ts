@@ -53,10 +53,13 @@ function pipelineCtx(ctx: PredictContext, eager = false): PipelineContext {
   return { family: ctx.family, forward: eager ? ctx.eagerForward : ctx.forward, acceptsBatch: (b) => ctx.acceptsBatch(b) };
 }
 
-/** The family's decode choice as postprocess options. */
-function postprocessKind(family: ModelFamily): { agnostic?: boolean; topk?: number; clip?: boolean } {
+/** The family's decode choice as postprocess options, for an output of `columns` score rows. */
+function postprocessKind(family: ModelFamily, columns: number, nc: number): { agnostic?: boolean; topk?: number; clip?: boolean; columnClasses?: Int32Array } {
   const spec = postprocessSpec(family);
-  if (spec.kind === 'topk') return { topk: spec.k, ...(spec.clip !== undefined ? { clip: spec.clip } : {}) };
+  if (spec.kind === 'topk') {
+    const map = spec.columnClasses?.(columns, nc) ?? null;
+    return { topk: spec.k, ...(spec.clip !== undefined ? { clip: spec.clip } : {}), ...(map ? { columnClasses: map } : {}) };
+  }
   return spec.agnostic ? { agnostic: true } : {};
 }
 
@@ -66,7 +69,7 @@ function detectionsOf<T>(ctx: PredictContext, o: ImageOutput<T>, opts: { conf: n
     conf: opts.conf, iou: opts.iou, maxDet: opts.maxDet, classes: opts.classes,
     ratio: o.plan.ratio, origWidth: o.image.width, origHeight: o.image.height,
     ...(o.plan.ratioY !== undefined ? { ratioY: o.plan.ratioY } : {}),
-    ...postprocessKind(ctx.family),
+    ...postprocessKind(ctx.family, o.rows - 4, ctx.nc),
   };
   const family = ctx.family;
   return span('nms', 'postprocess', () => family.candidates

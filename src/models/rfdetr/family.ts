@@ -5,6 +5,7 @@
  * preprocessing, the NMS-free top-k over queries x (nc + 1) columns with unclipped boxes, the
  * original's export layout (`input` -> `dets`, `labels`) and its quantize keep-float list.
  */
+import { COCO91_TO_COCO80, COCO_NAMES } from '../../data/coco.ts';
 import { LibreYOLOError } from '../../errors.ts';
 import { asFloat32, type HostTensor } from '../../graph/tensor.ts';
 import { DEFAULT_CAPABILITIES, type ModelFamily } from '../registry.ts';
@@ -75,7 +76,10 @@ export const rfdetrFamily: ModelFamily = {
   capabilities: { ...DEFAULT_CAPABILITIES, SUPPORTS_BATCHED_PREDICT: true, TTA_FIXED_SIZE: true },
   // rfdetr.md 4.1: Pillow BILINEAR stretch to the input size, /255, ImageNet mean/std.
   input: { resize: 'stretch', filter: 'pil', pad: 0, channels: 'rgb', scale: 1 / 255, mean: [0.485, 0.456, 0.406], std: [0.229, 0.224, 0.225] },
-  postprocess: { kind: 'topk', k: C.numQueries, clip: false },
+  // An upstream COCO head scores the 91 COCO category ids: read as the 80 classes, the unused ids'
+  // pairs dropped after the conf threshold (rfdetr.md 4.2 step 6, the original's _COCO91_TO_COCO80).
+  postprocess: { kind: 'topk', k: C.numQueries, clip: false, columnClasses: (columns, nc) => (columns === 91 && nc === 80 ? COCO91_TO_COCO80 : null) },
+  defaultNames: (networkNc) => (networkNc === 90 ? COCO_NAMES : null),
   // The original's export: opset 17 (LayerNormalization), dynamic batch only, H and W static.
   exportOpset: 17,
   staticExportSize: true,
