@@ -13,6 +13,7 @@ import { after, before, describe, it } from 'node:test';
 import { LibreYOLO, type LibreYOLOModel, type Results } from '../src/index.ts';
 import type { HostTensor } from '../src/graph/tensor.ts';
 import { loadCheckpointFile, saveCheckpointPt } from '../src/weights/checkpoint.ts';
+import { DfineDetector } from '../src/models/dfine/detector.ts';
 import { writeSafetensors } from '../src/weights/safetensors.ts';
 import { assertPhotoDetections, inputOf, limitsOf, predictLayoutErrors, readDfineIo, type DfineIo } from './helpers/dfine-fixture.ts';
 import { fixture, REPO_ROOT } from './helpers/fixtures.ts';
@@ -99,6 +100,21 @@ describe('D-FINE family through LibreYOLO()', () => {
       assert.deepEqual([named.family.name, named.size, named.nc], ['dfine', 'n', 80]);
     } finally {
       await named.close();
+    }
+  });
+
+  it('a size-s checkpoint without metadata (named LibreDFINEs.pt) is read as dfine-s from its shapes and predicts at 640', async () => {
+    const net = new DfineDetector({ size: 's', nc: 3 });
+    const path = join(dir, 'LibreDFINEs.pt');
+    await saveCheckpointPt(path, new Map([...net.namedTensors()].map(([k, p]) => [k, p.value])));
+    const m = await LibreYOLO(path, { progress: false, threads: 2 });
+    try {
+      assert.deepEqual([m.family.name, m.size, m.nc, m.parameterCount()], ['dfine', 's', 3, net.parameterCount()]);
+      const out = await m.forward(inputOf(io, '1x3x640x640'));
+      assert.deepEqual(out.dims, [1, 4 + 3, 300]);
+      assert.ok((out.data as Float32Array).every(Number.isFinite), 'finite outputs');
+    } finally {
+      await m.close();
     }
   });
 
