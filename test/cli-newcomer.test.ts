@@ -14,6 +14,21 @@ const cwd = mkdtempSync(join(tmpdir(), 'libreyolo-newcomer-'));
 after(() => rmSync(cwd, { recursive: true, force: true }));
 
 describe('newcomer CLI paths', { concurrency: 2 }, () => {
+  it('model=<a folder> is a load error naming the mistake (exit 4), not a raw EISDIR', async () => {
+    const r = await runCli(['predict', `model=${cwd}`], cwd);
+    assert.equal(r.code, 4, r.stderr);
+    assert.match(r.stderr, /^Error: Cannot load .*: it is a folder, not a weights file\. Pass a \.pt, \.safetensors or \.onnx file/m);
+  });
+
+  it('the model line shows the input the run uses (imgsz=100 runs at 128 on the stride-32 bundled model)', async () => {
+    const r = await runCli(['predict', 'imgsz=100'], cwd);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stderr, /imgsz 100 is not a multiple of 32; using \[128, 128\]/);
+    assert.match(r.stdout, /^Model: yolo9-t .*, input 128x128, device cpu$/m);
+    const plain = await runCli(['predict'], cwd);
+    assert.match(plain.stdout, /^Model: yolo9-t .*, input 160x160, device cpu$/m);
+  });
+
   it('val without data exits 2 with the message train gives', async () => {
     const r = await runCli(['val', 'model=never-loaded.pt'], cwd);
     assert.equal(r.code, 2, r.stderr);

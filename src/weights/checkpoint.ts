@@ -43,6 +43,7 @@ export async function loadCheckpointFile(path: string, env: NodeJS.ProcessEnv = 
   } catch (cause) {
     const code = (cause as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') throw new LibreYOLOError('model_not_found', `Model weights file not found: ${path}`, { cause });
+    if (code === 'EISDIR') throw new LibreYOLOError('model_load_failed', `Cannot load ${path}: it is a folder, not a weights file. Pass a .pt, .safetensors or .onnx file (or a published name such as LibreYOLO9t.pt).`, { cause });
     throw new LibreYOLOError('io_error', `Cannot read ${path}: ${(cause as Error).message}`, { cause });
   }
   return parseCheckpoint(bytes, path, env);

@@ -134,7 +134,7 @@ export function predictCommand(): Command {
             results.push(r);
             if (!flags.json) {
               // Named with the first result, so a source that fails prints nothing on stdout.
-              if (results.length === 1) process.stdout.write(`${modelLine(model)}\n`);
+              if (results.length === 1) process.stdout.write(`${modelLine(model, flags.imgsz)}\n`);
               const ms = r.speed.preprocess + r.speed.inference + r.speed.postprocess;
               process.stdout.write(`image ${results.length}/${total} ${r.path ?? 'input'}: ${r.orig_shape[1]}x${r.orig_shape[0]} ${summaryLine(r)}, ${ms.toFixed(1)}ms\n`);
             }

@@ -51,7 +51,7 @@ export function valCommand(): Command {
         if (flags.json) {
           process.stdout.write(`${JSON.stringify({ schema_version: 1, model: flags.model, model_family: model.family.name, model_size: model.size, data: flags.data, split: flags.split, images: r.images, instances: r.instances, seconds: r.seconds, metrics: r.metrics })}\n`);
         } else {
-          process.stdout.write(`${modelLine(model)}\n${formatMetrics(r)}  (${r.seconds.toFixed(1)}s)\n`);
+          process.stdout.write(`${modelLine(model, flags.imgsz)}\n${formatMetrics(r)}  (${r.seconds.toFixed(1)}s)\n`);
         }
       } finally {
         await model.close();
