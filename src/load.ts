@@ -16,6 +16,7 @@ import { GraphEngine, OnnxFileEngine } from './runtime/graph-engine.ts';
 import { loadCheckpointFile } from './weights/checkpoint.ts';
 import { checkCount, checkNames, checkNamesCover, checkToken, metadataError, raiseWith, shown } from './weights/model-metadata.ts';
 import { limit } from './util/limits.ts';
+import { COCO_NAMES } from './data/coco.ts';
 import { parseWeightName, resolveWeights, type ResolveWeightsOptions } from './weights/hub.ts';
 import type { Warn } from './util/warn.ts';
 import type { ModelSource } from './profile/train-run.ts';
@@ -41,13 +42,18 @@ export interface LoadOptions {
   env?: NodeJS.ProcessEnv;
 }
 
-/** The file's names (already checked to cover 0..nc-1), or class0..class<nc-1> when it has none. */
+/**
+ * The file's names (already checked to cover 0..nc-1); when it has none, the COCO names for 80
+ * classes (the original's default for a model of 80 classes), else class0..class<nc-1>.
+ */
 function namesOrDefault(names: Record<number, string> | undefined, nc: number): Record<number, string> {
   if (names) return { ...names };
   const out: Record<number, string> = {};
-  for (let k = 0; k < nc; k++) out[k] = `class${k}`;
+  for (let k = 0; k < nc; k++) out[k] = nc === COCO_NAMES.length ? COCO_NAMES[k]! : `class${k}`;
   return out;
 }
+
+const defaultNamesText = (nc: number): string => (nc === COCO_NAMES.length ? 'the COCO names' : `names class0..class${nc - 1}`);
 
 /** The first few keys of a state dict, for messages about files we cannot place. */
 function sampleKeys(sd: Map<string, unknown>): string {
@@ -215,7 +221,7 @@ async function loadOnnxModel(path: string, options: LoadOptions): Promise<LibreY
       throw err;
     }
     if (!md.has('model_family')) {
-      (options.warn ?? ((m: string) => process.emitWarning(m)))(`${path} has no LibreYOLO metadata; assuming a ${family.name}-style detector with ${nc} classes (names class0..class${nc - 1}).`);
+      (options.warn ?? ((m: string) => process.emitWarning(m)))(`${path} has no LibreYOLO metadata; assuming a ${family.name}-style detector with ${nc} classes (${names ? 'names from its metadata' : defaultNamesText(nc)}).`);
     }
   }
   const precision = input.dtype === 'float16' || md.get('precision') === 'fp16' ? 'fp16' : 'fp32';
@@ -276,8 +282,7 @@ export function createFreshModel(name: string, options: { nc?: number; device?: 
   const nc = options.nc ?? 80;
   const network = family.create({ size, nc });
   if (options.seed) trainingHooks(family).initialize(network, options.seed);
-  const names: Record<number, string> = {};
-  for (let k = 0; k < nc; k++) names[k] = `class${k}`;
+  const names = namesOrDefault(undefined, nc);
   const side = familyImgsz(family, size);
   return new LibreYOLOModel({
     family, size, task: 'detect', names, imgsz: [side, side], weightsPath: null, format: 'fresh', network,

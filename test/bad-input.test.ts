@@ -163,7 +163,9 @@ describe('bad input', { concurrency: SPAWNS }, () => {
       try {
         assert.equal(onnx.nc, 80);
         assert.deepEqual(onnx.imgsz, [640, 640]);
-        assert.match(warnings.join('\n'), /yolo9t_ref\.onnx has no LibreYOLO metadata; assuming a yolo9-style detector with 80 classes/);
+        assert.match(warnings.join('\n'), /yolo9t_ref\.onnx has no LibreYOLO metadata; assuming a yolo9-style detector with 80 classes \(the COCO names\)/);
+        // 80 classes and no names: the COCO names, the original's default for an 80-class model.
+        assert.deepEqual([onnx.names[0], onnx.names[79]], ['person', 'toothbrush']);
         // Same weights as the .pt: same boxes.
         const opts = { conf: 0.0001, max_det: 5 };
         const [a, b] = [await onnx.predict(SAMPLE_IMAGE, opts), await model.predict(SAMPLE_IMAGE, opts)] as Results[];

@@ -6,6 +6,7 @@ import { after, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { unzipSync, zipSync } from 'fflate';
 import { LibreYOLOError } from '../src/errors.ts';
+import { createFreshModel, LibreYOLO } from '../src/load.ts';
 import { toBytes, zeros, type DType, type HostTensor } from '../src/graph/tensor.ts';
 import { loadCheckpointFile, parseCheckpoint, saveCheckpointPt } from '../src/weights/checkpoint.ts';
 import { PyOrderedDict, type PyValue } from '../src/weights/pickle.ts';
@@ -180,6 +181,26 @@ test('saveCheckpointPt writes atomically and loads back with metadata', async ()
   const top = readTorchCheckpoint(readFileSync(path), path) as Map<PyValue, PyValue>;
   assert.equal((top.get('names') as Map<PyValue, PyValue>).get(2), 'emu');
   assert.deepEqual([...top.keys()].slice(0, 3), ['model', 'schema_version', 'model_family']);
+});
+
+test('a bare state dict of 80 classes loads with the COCO names, another class count with class0...', async () => {
+  const { stateDict } = await loadCheckpointFile(fixture('yolo9t_ref.pt'));
+  const dir = mkdtempSync(join(tmpdir(), 'libreyolo-names-'));
+  try {
+    const bare = join(dir, 'bare.pt');
+    await saveCheckpointPt(bare, stateDict);
+    const m = await LibreYOLO(bare);
+    try {
+      assert.deepEqual([m.nc, m.names[0], m.names[79]], [80, 'person', 'toothbrush']);
+    } finally {
+      await m.close();
+    }
+    const fresh = createFreshModel('yolo9t', { nc: 3 });
+    assert.deepEqual(fresh.names, { 0: 'class0', 1: 'class1', 2: 'class2' });
+    assert.equal(createFreshModel('yolo9t').names[0], 'person');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test('state dict selection: ema.module first, detect. -> head., head.dfl dropped, bare dicts', () => {

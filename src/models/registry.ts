@@ -270,7 +270,7 @@ export interface ModelFamily {
   readonly input?: PreprocessSpec;
   /** Decode of the predict output (default per-class NMS). */
   readonly postprocess?: PostprocessSpec;
-  /** Class names for a checkpoint that names none, by its network's class count (absent or null: class0...). */
+  /** Class names for a checkpoint that names none, by its network's class count (absent or null: COCO for 80, else class0...). */
   readonly defaultNames?: (networkNc: number) => readonly string[] | null;
   /** Fully custom preprocessing (e.g. PIL's antialiased resize); overrides `input` for predict. */
   preprocess?(image: RgbImage, size: [number, number]): PreprocessPlan;
