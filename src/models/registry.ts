@@ -168,7 +168,7 @@ export interface LossValues {
 }
 
 export interface HostTensorSpec {
-  dtype: 'float32' | 'int64';
+  dtype: 'float32' | 'int64' | 'bool';
   dims: number[];
 }
 
@@ -180,10 +180,27 @@ export interface HostTensorSpec {
 export interface HostAssigner {
   /** Predictions the assignment reads: graph values (float32) with their dims, by output name. */
   emitPredictions(b: GraphBuilder, network: DetectionNetwork, images: string, shape: TrainShape): Record<string, { value: string; dims: number[] }>;
-  /** The loss graph's assignment inputs, with their shapes. */
-  inputs(shape: TrainShape, nc: number): Record<string, HostTensorSpec>;
-  /** The assignment for one batch (`targets` as LossInputs describes them). */
-  assign(predictions: Record<string, HostTensor>, targets: HostTensor, shape: TrainShape, nc: number): Record<string, HostTensor>;
+  /** The loss graph's assignment inputs, with their shapes (`network`: the one trained). */
+  inputs(shape: TrainShape, nc: number, network: DetectionNetwork): Record<string, HostTensorSpec>;
+  /**
+   * The assignment for one batch (`targets` as LossInputs describes them), given this step's `draws`
+   * (empty without) and the network trained.
+   */
+  assign(predictions: Record<string, HostTensor>, targets: HostTensor, shape: TrainShape, nc: number, draws: Readonly<Record<string, HostTensor>>, network: DetectionNetwork): Record<string, HostTensor>;
+  /**
+   * Random inputs the train forward itself declares and reads (D-FINE's denoising queries): drawn on
+   * the host once per step from the batch's targets, fed to the assignment graph and the loss graph
+   * alike, and handed to `assign`. `lossAndGradients(..., { draws })` injects given ones instead
+   * (a reference's recorded RNG draws).
+   */
+  draws?: HostDraws;
+}
+
+export interface HostDraws {
+  /** The draw inputs' names and shapes (fixed per train shape). */
+  specs(shape: TrainShape, nc: number): Record<string, HostTensorSpec>;
+  /** One step's draws; `rand` is uniform on [0, 1) (the step's seeded generator). */
+  make(targets: HostTensor, shape: TrainShape, nc: number, rand: () => number): Record<string, HostTensor>;
 }
 
 /** What a trainable family gives the trainer. */
@@ -204,6 +221,11 @@ export interface TrainingHooks {
   initialize(network: DetectionNetwork, seed: number): void;
   /** Called on the network to train before the first step (not on resume): YOLOX's head-bias prior. */
   onSetup?(network: DetectionNetwork): void;
+  /**
+   * The family's own optimizer parameter groups over the trainable keys (state_dict order), given
+   * the run's weight decay; absent: the core's g0 (BN weights) / g1 (weights) / g2 (biases).
+   */
+  paramGroups?(trainable: string[], cfg: { weightDecay: number }): Array<{ name: string; keys: string[]; weightDecay: number; lrMult: number }>;
   /** The family's own learning-rate schedule (per optimizer step); absent: the core's `scheduler`. */
   schedule?(cfg: ScheduleInputs): { lr(step: number): number };
 }

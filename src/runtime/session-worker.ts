@@ -21,6 +21,7 @@ function toOrt(t: WireTensor): ort.Tensor {
     case 'int64': return new ort.Tensor('int64', new BigInt64Array(buffer, byteOffset, length), dims);
     case 'int32': return new ort.Tensor('int32', new Int32Array(buffer, byteOffset, length), dims);
     case 'uint8': return new ort.Tensor('uint8', new Uint8Array(buffer, byteOffset, length), dims);
+    case 'bool': return new ort.Tensor('bool', new Uint8Array(buffer, byteOffset, length), dims);
     default: throw new Error(`unsupported input dtype ${dtype}`);
   }
 }

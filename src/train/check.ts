@@ -15,6 +15,7 @@ import type { HostTensor } from '../graph/tensor.ts';
 import type { Device } from '../runtime/device.ts';
 import { buildTrainGraph, parameterFeeds, switchNames, type TrainGraph } from './graph.ts';
 import { TrainStep } from './step.ts';
+import { mulberry32 } from '../util/random.ts';
 
 export interface CheckOptions {
   /** 'float32' (default): the ORT training step. 'float64': the reference interpreter. */
@@ -23,6 +24,11 @@ export interface CheckOptions {
   threads?: number;
   /** The family's loss switches (YOLOX `use_l1`); unset ones are off. */
   switches?: Readonly<Record<string, boolean>>;
+  /**
+   * The host draws the family's forward reads (D-FINE's denoising queries, `HostAssigner.draws`),
+   * e.g. a reference's recorded ones; absent: drawn with seed 0.
+   */
+  draws?: Readonly<Record<string, HostTensor>>;
 }
 
 export interface PlainTensor {
@@ -92,8 +98,9 @@ export async function lossAndGradients(family: ModelFamily, network: DetectionNe
   const dimsOf = new Map([...network.namedTensors()].map(([k, p]) => [k, p.dims]));
   const pack = (m: Map<string, Float32Array>): Record<string, PlainTensor> =>
     Object.fromEntries([...m].map(([k, data]) => [k, { data, dims: [...dimsOf.get(k)!] }]));
+  const draws = hostDraws(family, network, targets, [b, h, w], options.draws);
   if (precision === 'float64') {
-    const r = await exactStep(family, network, [b, h, w], images, targets, options.switches ?? {});
+    const r = await exactStep(family, network, [b, h, w], images, targets, options.switches ?? {}, draws);
     return { loss: r.loss, gradients: pack(r.gradients), runningStats: pack(r.runningStats), numFg: r.numFg };
   }
   const threads = options.threads;
@@ -109,12 +116,34 @@ export async function lossAndGradients(family: ModelFamily, network: DetectionNe
   const result = await (await step).run({
     images: { dtype: 'float32', dims: images.dims, data: images.data },
     targets: { dtype: 'float32', dims: targets.dims, data: targets.data },
+    draws,
   }, options.switches ?? {});
   return { loss: result.loss, gradients: pack(result.gradients), runningStats: pack(result.runningStats), numFg: result.numFg };
 }
 
+/** The step's host draws: the given ones (checked against the family's specs), else drawn with seed 0. */
+function hostDraws(family: ModelFamily, network: DetectionNetwork, targets: PlainTensor, [b, h, w]: [number, number, number], given: CheckOptions['draws']): Readonly<Record<string, HostTensor>> {
+  const draws = trainingHooks(family).assigner?.draws;
+  const shape = { batch: b, height: h, width: w, maxTargets: targets.dims[1]! };
+  if (!draws) {
+    if (given && Object.keys(given).length) throw new LibreYOLOError('config_unknown_key', `${family.name} training has no host draws; got draws ${Object.keys(given).join(', ')}.`);
+    return {};
+  }
+  const specs = draws.specs(shape, network.nc);
+  if (!given) return draws.make({ dtype: 'float32', dims: targets.dims, data: targets.data }, shape, network.nc, mulberry32(0));
+  for (const [name, spec] of Object.entries(specs)) {
+    const t = given[name];
+    if (!t || t.dtype !== spec.dtype || t.dims.join(',') !== spec.dims.join(',')) {
+      throw new LibreYOLOError('config_type_error', `draws.${name} must be ${spec.dtype} [${spec.dims.join(', ')}] for this batch, got ${t ? `${t.dtype} [${t.dims.join(', ')}]` : 'nothing'}.`);
+    }
+  }
+  const extra = Object.keys(given).filter((k) => !(k in specs));
+  if (extra.length) throw new LibreYOLOError('config_unknown_key', `Unknown draws ${extra.join(', ')}: ${family.name} draws ${Object.keys(specs).join(', ')}.`);
+  return given;
+}
+
 /** The training graph run by the float64 interpreter; results rounded to float32 like the ORT path's. */
-async function exactStep(family: ModelFamily, network: DetectionNetwork, [b, h, w]: [number, number, number], images: PlainTensor, targets: PlainTensor, switches: Readonly<Record<string, boolean>>) {
+async function exactStep(family: ModelFamily, network: DetectionNetwork, [b, h, w]: [number, number, number], images: PlainTensor, targets: PlainTensor, switches: Readonly<Record<string, boolean>>, draws: Readonly<Record<string, HostTensor>>) {
   const key = `${b}x${h}x${w}|${targets.dims[1]}`;
   let cache = exactGraphs.get(network);
   if (!cache) exactGraphs.set(network, (cache = new Map()));
@@ -130,10 +159,10 @@ async function exactStep(family: ModelFamily, network: DetectionNetwork, [b, h, 
   // A host assigner reads the float64 forward's predictions (rounded to float32, as it gets them from ORT).
   let assigned: Record<string, HostTensor> = {};
   if (tg.assign) {
-    const preds = await interpretInWorker(tg.assign.graph, { ...parameterFeeds(network, tg.assign.inputs), images: imagesT });
+    const preds = await interpretInWorker(tg.assign.graph, { ...parameterFeeds(network, tg.assign.inputs), images: imagesT, ...draws });
     const asF32: Record<string, HostTensor> = {};
     for (const [k, v] of Object.entries(preds)) asF32[k] = { dtype: 'float32', dims: v.dims, data: Float32Array.from(v.data) };
-    assigned = trainingHooks(family).assigner!.assign(asF32, targetsT, { batch: b, height: h, width: w, maxTargets: targets.dims[1]! }, network.nc);
+    assigned = trainingHooks(family).assigner!.assign(asF32, targetsT, { batch: b, height: h, width: w, maxTargets: targets.dims[1]! }, network.nc, draws, network);
   }
   const switchFeeds: Record<string, HostTensor> = {};
   for (const k of tg.switches) switchFeeds[`switch.${k}`] = { dtype: 'float32', dims: [], data: Float32Array.of(switches[k] ? 1 : 0) };
@@ -141,6 +170,7 @@ async function exactStep(family: ModelFamily, network: DetectionNetwork, [b, h, 
     ...parameterFeeds(network, [...tg.parameters, ...tg.buffers]),
     images: imagesT,
     targets: targetsT,
+    ...draws,
     ...assigned,
     ...switchFeeds,
   });

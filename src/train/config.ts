@@ -61,6 +61,8 @@ export interface TrainConfig {
   log_interval: number;
   data_dir: string | null;
   max_labels: number;
+  /** Global L2 gradient-norm clip before each optimizer step (torch's clip_grad_norm_); 0 = off. */
+  clip_max_norm: number;
   profile: boolean;
   profile_then_stop: boolean;
   profile_warmup: number;
@@ -81,7 +83,7 @@ export const TRAIN_DEFAULTS: Omit<TrainConfig, 'data'> = {
   min_lr_ratio: 0.01, no_aug_epochs: 15, mosaic_prob: 1.0, mixup_prob: 0.0, hsv_prob: 1.0, flip_prob: 0.5,
   degrees: 0.0, translate: 0.1, shear: 0.0, mosaic_scale: [0.5, 1.5], mixup_scale: [0.5, 1.5], ema: true, ema_decay: 0.9999,
   save_period: 10, eval_interval: 10, save_plots: false, cache: false, freeze: null, nbs: null, sync_bn: false,
-  log_interval: 10, data_dir: null, max_labels: 100,
+  log_interval: 10, data_dir: null, max_labels: 100, clip_max_norm: 0,
   profile: false, profile_then_stop: false, profile_warmup: 5, profile_steps: 20, profile_trace: true, profile_open: true,
   threads: null, verbose: true,
 };
@@ -96,7 +98,7 @@ const KINDS: Record<keyof TrainConfig, Kind> = {
   mosaic_prob: 'number', mixup_prob: 'number', hsv_prob: 'number', flip_prob: 'number', degrees: 'number', translate: 'number',
   shear: 'number', mosaic_scale: 'pair', mixup_scale: 'pair', ema: 'bool', ema_decay: 'number', save_period: 'int',
   eval_interval: 'int', save_plots: 'bool', cache: 'cache', freeze: 'int-list', nbs: 'nullable-int', sync_bn: 'bool',
-  log_interval: 'int', data_dir: 'nullable-string', max_labels: 'int', profile: 'bool', profile_then_stop: 'bool',
+  log_interval: 'int', data_dir: 'nullable-string', max_labels: 'int', clip_max_norm: 'number', profile: 'bool', profile_then_stop: 'bool',
   profile_warmup: 'int', profile_steps: 'int', profile_trace: 'bool', profile_open: 'bool', threads: 'nullable-int', verbose: 'bool',
 };
 
@@ -242,6 +244,7 @@ export function resolveTrainConfig(options: Record<string, unknown>, warn: Warn,
   range('eval_interval', cfg.eval_interval >= 1, '>= 1');
   range('patience', cfg.patience >= 0, '>= 0');
   range('max_labels', cfg.max_labels >= 1, '>= 1');
+  range('clip_max_norm', cfg.clip_max_norm >= 0, '>= 0 (0 = no clipping)');
   range('nbs', cfg.nbs === null || cfg.nbs >= 1, '>= 1');
   range('threads', cfg.threads === null || cfg.threads >= 1, '>= 1');
   for (const k of ['mosaic_prob', 'mixup_prob', 'hsv_prob', 'flip_prob'] as const) range(k, cfg[k] >= 0 && cfg[k] <= 1, 'in [0, 1]');

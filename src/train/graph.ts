@@ -3,8 +3,9 @@
  * loss and, from the autodiff pass, the gradient of the total loss for every parameter. Parameters
  * and BN buffers are graph inputs named by their state_dict keys, so one session serves every step.
  *
- * Inputs: `images`, `targets`, the host assignment's inputs (families with a `HostAssigner`),
- * `switch.<name>` float32 scalars (the family's loss switches), parameters and buffers.
+ * Inputs: `images`, `targets`, the host assignment's inputs (families with a `HostAssigner`), the
+ * host draws the forward declares itself (`HostAssigner.draws`), `switch.<name>` float32 scalars
+ * (the family's loss switches), parameters and buffers.
  * Outputs: loss_total, `loss_<component>` per logged component, num_fg, `grad.<key>` per parameter
  * and `running.<key>` per BN running statistic.
  *
@@ -115,7 +116,7 @@ export async function buildTrainGraph(family: ModelFamily, network: DetectionNet
   b.preciseStats = cfg.preciseStats !== false;
   const images = b.input('images', 'float32', [cfg.batch, 3, cfg.height, cfg.width]);
   const targets = b.input('targets', 'float32', [cfg.batch, cfg.maxTargets, 5]);
-  const assignedSpecs = hooks.assigner?.inputs(shape, network.nc) ?? {};
+  const assignedSpecs = hooks.assigner?.inputs(shape, network.nc, network) ?? {};
   const assigned: Record<string, string> = {};
   for (const [name, spec] of Object.entries(assignedSpecs)) assigned[name] = b.input(name, spec.dtype, spec.dims);
   const switchList = switchNames(family);
@@ -138,6 +139,7 @@ export async function buildTrainGraph(family: ModelFamily, network: DetectionNet
     targets: zeros('float32', [cfg.batch, cfg.maxTargets, 5]),
   };
   for (const [name, spec] of Object.entries(assignedSpecs)) feeds[name] = zeros(spec.dtype, spec.dims);
+  for (const [name, spec] of Object.entries(hooks.assigner?.draws?.specs(shape, network.nc) ?? {})) feeds[name] = zeros(spec.dtype, spec.dims);
   for (const name of switchList) feeds[`switch.${name}`] = zeros('float32', []);
   const lowered = b.graph.clone();
   lowerComposites(lowered);

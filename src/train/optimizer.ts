@@ -42,11 +42,21 @@ export interface ParamRef {
 }
 
 export interface ParamGroup {
-  /** 'g0' (BN weights), 'g1' (other weights), 'g2' (biases). */
-  name: 'g0' | 'g1' | 'g2';
+  /** 'g0' (BN weights), 'g1' (other weights), 'g2' (biases), or a family's own (ParamGroupSpec). */
+  name: string;
   params: ParamRef[];
   lr: number;
   weightDecay: number;
+  /** The schedule's LR times this (a family's backbone groups); 1 for the core groups. */
+  lrMult: number;
+}
+
+/** A family's own parameter group (TrainingHooks.paramGroups): trainable keys, decay, LR multiplier. */
+export interface ParamGroupSpec {
+  name: string;
+  keys: string[];
+  weightDecay: number;
+  lrMult: number;
 }
 
 /**
@@ -73,6 +83,39 @@ export function buildParamGroups(named: Iterable<[string, Parameter]>): { g0: Pa
   return { g0, g1, g2 };
 }
 
+/** A family's groups, checked to cover every trainable float32 parameter exactly once. */
+function customGroups(all: Array<[string, Parameter]>, layout: (trainable: string[]) => ParamGroupSpec[], lr0: number): ParamGroup[] {
+  const trainable = new Map<string, Parameter>();
+  for (const [key, param] of all) {
+    if (param.kind !== 'parameter' || !param.requiresGrad) continue;
+    if (param.value.dtype !== 'float32') throw new LibreYOLOError('config_unsupported', `Parameter ${key} is ${param.value.dtype}; training needs float32 parameters.`);
+    trainable.set(key, param);
+  }
+  const seen = new Set<string>();
+  const groups = layout([...trainable.keys()]).map((spec) => ({
+    name: spec.name, lr: lr0 * spec.lrMult, weightDecay: spec.weightDecay, lrMult: spec.lrMult,
+    params: spec.keys.map((key) => {
+      const param = trainable.get(key);
+      if (!param || seen.has(key)) throw new Error(`parameter group ${spec.name}: ${key} is ${param ? 'in two groups' : 'not a trainable parameter'}`);
+      seen.add(key);
+      return { key, param };
+    }),
+  }));
+  const missing = [...trainable.keys()].filter((k) => !seen.has(k));
+  if (missing.length) throw new Error(`parameter groups leave out ${missing.length} trainable parameters (${missing.slice(0, 3).join(', ')}...)`);
+  return groups;
+}
+
+/** torch.nn.utils.clip_grad_norm_: scales every gradient by max / (norm + 1e-6) when the global L2 norm exceeds max; returns the norm. */
+export function clipGradNorm(gradients: Map<string, Float32Array>, maxNorm: number): number {
+  let sq = 0;
+  for (const g of gradients.values()) for (let i = 0; i < g.length; i++) sq += g[i]! * g[i]!;
+  const norm = Math.sqrt(sq);
+  const coef = Math.min(1, maxNorm / (norm + 1e-6));
+  if (coef < 1) for (const g of gradients.values()) for (let i = 0; i < g.length; i++) g[i] = Math.fround(g[i]! * coef);
+  return norm;
+}
+
 const f = Math.fround;
 
 interface SlotState {
@@ -93,19 +136,25 @@ export class Optimizer {
     this.groups = groups;
   }
 
-  static create(named: Iterable<[string, Parameter]>, config: Partial<OptimizerConfig> = {}): Optimizer {
+  /**
+   * `layout`: a family's groups over the trainable keys (state_dict order; every trainable key in
+   * exactly one group); absent: the core's g0/g1/g2.
+   */
+  static create(named: Iterable<[string, Parameter]>, config: Partial<OptimizerConfig> = {}, layout?: (trainable: string[]) => ParamGroupSpec[]): Optimizer {
     const cfg: OptimizerConfig = { ...DEFAULT_OPTIMIZER_CONFIG, ...config };
     const name = String(cfg.optimizer).toLowerCase();
     if (name !== 'sgd' && name !== 'adam' && name !== 'adamw') {
       throw new LibreYOLOError('config_type_error', `Unknown optimizer '${cfg.optimizer}'. Use sgd, adam or adamw.`);
     }
     cfg.optimizer = name;
-    const { g0, g1, g2 } = buildParamGroups(named);
+    const all = [...named];
+    if (layout) return new Optimizer(cfg, customGroups(all, layout, cfg.lr0));
+    const { g0, g1, g2 } = buildParamGroups(all);
     const noDecay = name === 'adamw' ? ADAMW_DEFAULT_DECAY : 0;
     return new Optimizer(cfg, [
-      { name: 'g0', params: g0, lr: cfg.lr0, weightDecay: noDecay },
-      { name: 'g1', params: g1, lr: cfg.lr0, weightDecay: cfg.weightDecay },
-      { name: 'g2', params: g2, lr: cfg.lr0, weightDecay: noDecay },
+      { name: 'g0', params: g0, lr: cfg.lr0, weightDecay: noDecay, lrMult: 1 },
+      { name: 'g1', params: g1, lr: cfg.lr0, weightDecay: cfg.weightDecay, lrMult: 1 },
+      { name: 'g2', params: g2, lr: cfg.lr0, weightDecay: noDecay, lrMult: 1 },
     ]);
   }
 
@@ -114,9 +163,9 @@ export class Optimizer {
     return this.groups.map((g) => g.lr);
   }
 
-  /** The schedule sets one LR for all groups. */
+  /** The schedule's LR, times each group's multiplier. */
   setLr(lr: number): void {
-    for (const g of this.groups) g.lr = lr;
+    for (const g of this.groups) g.lr = lr * g.lrMult;
   }
 
   /** Number of trainable parameters (elements). */

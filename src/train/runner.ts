@@ -22,6 +22,8 @@ export interface StepRunnerOptions {
   amp?: boolean;
   /** ORT profile file prefix: sessions are created profiled (`<prefix>_b<batch>`). */
   profileFilePrefix?: string;
+  /** Seed of the family's host draws (TrainStepOptions.seed). */
+  seed?: number;
 }
 
 export interface StepRunner {

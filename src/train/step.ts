@@ -7,7 +7,8 @@
 import { cpus } from 'node:os';
 import { serializeModel } from '../graph/onnx.ts';
 import type { HostTensor } from '../graph/tensor.ts';
-import { trainingHooks, type DetectionNetwork, type HostAssigner, type ModelFamily } from '../models/registry.ts';
+import { trainingHooks, type DetectionNetwork, type HostAssigner, type ModelFamily, type TrainShape } from '../models/registry.ts';
+import { mulberry32 } from '../util/random.ts';
 import { deviceUnavailable, executionProviders, type Device } from '../runtime/device.ts';
 import { WorkerHost, WorkerSession } from '../runtime/worker-host.ts';
 import { recordSpan } from '../runtime/spans.ts';
@@ -32,6 +33,8 @@ export interface TrainStepOptions {
   amp?: boolean;
   /** ORT profile file prefix: profile this step's session. */
   profileFilePrefix?: string;
+  /** Seed of the generator behind the family's host draws (`HostAssigner.draws`); default 0. */
+  seed?: number;
 }
 
 /** The assignment half of a step whose family assigns targets on the host. */
@@ -50,6 +53,7 @@ export class TrainStep {
     readonly options: TrainStepOptions,
     /** The dynamic loss scale, when amp is on. */
     readonly scaler: LossScaler | null = options.amp ? new LossScaler() : null,
+    private readonly rand: () => number = mulberry32(options.seed ?? 0),
   ) {}
 
   static async create(family: ModelFamily, network: DetectionNetwork, options: TrainStepOptions): Promise<TrainStep> {
@@ -108,14 +112,24 @@ export class TrainStep {
    * The host assignment's feeds: the assignment graph's forward on the current weights (train-mode
    * BN, as the loss graph's), then the family's assigner on its outputs.
    */
-  private async assignFeeds(images: HostTensor, targets: HostTensor): Promise<Record<string, HostTensor>> {
+  private async assignFeeds(images: HostTensor, targets: HostTensor, draws: Readonly<Record<string, HostTensor>>): Promise<Record<string, HostTensor>> {
     if (!this.assign) return {};
     const ag = this.graph.assign!;
-    const { outputs, runMs, startEpochMs } = await this.assign.session.run({ ...parameterFeeds(this.network, ag.inputs), images });
+    const { outputs, runMs, startEpochMs } = await this.assign.session.run({ ...parameterFeeds(this.network, ag.inputs), images, ...draws });
     recordSpan('train assignment forward (worker)', 'forward', startEpochMs, runMs);
+    return this.assign.assigner.assign(outputs, targets, this.shape, this.network.nc, draws, this.network);
+  }
+
+  private get shape(): TrainShape {
     const [h, w] = this.options.imgsz;
-    const shape = { batch: this.options.batch, height: h, width: w, maxTargets: this.options.maxTargets };
-    return this.assign.assigner.assign(outputs, targets, shape, this.network.nc);
+    return { batch: this.options.batch, height: h, width: w, maxTargets: this.options.maxTargets };
+  }
+
+  /** This step's host draws: the batch's own, else fresh ones from the step's generator. */
+  private drawFeeds(batch: TrainBatch, targets: HostTensor): Readonly<Record<string, HostTensor>> {
+    const draws = this.assign?.assigner.draws;
+    if (!draws) return {};
+    return batch.draws ?? draws.make(targets, this.shape, this.network.nc, this.rand);
   }
 
   /** `switch.<name>` feeds: 1 for switches that are on, 0 otherwise. */
@@ -132,11 +146,13 @@ export class TrainStep {
       throw new Error(`train step expects images [${this.options.batch},3,${h},${w}], got [${images.dims.join(',')}]`);
     }
     const targets = this.fitTargets(batch.targets);
+    const draws = this.drawFeeds(batch, targets);
     const feeds: Record<string, HostTensor> = {
       ...parameterFeeds(this.network, [...this.graph.parameters, ...this.graph.buffers]),
       images,
       targets,
-      ...(await this.assignFeeds(images, targets)),
+      ...draws,
+      ...(await this.assignFeeds(images, targets, draws)),
       ...this.switchFeeds(switches),
     };
     if (this.scaler) feeds.loss_scale = { dtype: 'float32', dims: [], data: Float32Array.of(this.scaler.scale) };

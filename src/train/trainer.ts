@@ -29,7 +29,7 @@ import { BEST_METRIC_KEY, NO_BEST, readTrainingCheckpoint, saveTrainingCheckpoin
 import { probeAutoBatch, type AutoBatchResult } from './autobatch.ts';
 import { accumulateSteps, isFloatField, resolveTrainConfig, type TrainConfig } from './config.ts';
 import { ModelEMA } from './ema.ts';
-import { Optimizer } from './optimizer.ts';
+import { clipGradNorm, Optimizer } from './optimizer.ts';
 import { EpochProgress } from './progress.ts';
 import { LRSchedule } from './schedule.ts';
 import type { LossComponents, StepResult, TrainBatch } from './types.ts';
@@ -288,7 +288,8 @@ export class Trainer {
     this.data = await openTrainData(cfg, this.datasetConfig, { cwd, warn: this.warn });
     const batchesPerEpoch = this.data!.batchesPerEpoch;
     const stepsPerEpoch = Math.ceil(batchesPerEpoch / this.accumulate);
-    this.optimizer = Optimizer.create(this.named(), { optimizer: cfg.optimizer, lr0: cfg.lr0, momentum: cfg.momentum, weightDecay: cfg.weight_decay, nesterov: cfg.nesterov });
+    const layout = this.hooks.paramGroups ? (keys: string[]) => this.hooks.paramGroups!(keys, { weightDecay: cfg.weight_decay }) : undefined;
+    this.optimizer = Optimizer.create(this.named(), { optimizer: cfg.optimizer, lr0: cfg.lr0, momentum: cfg.momentum, weightDecay: cfg.weight_decay, nesterov: cfg.nesterov }, layout);
     const sched = {
       lr0: cfg.lr0, epochs: cfg.epochs, stepsPerEpoch,
       warmupEpochs: cfg.warmup_epochs, warmupLrStart: cfg.warmup_lr_start, minLrRatio: cfg.min_lr_ratio, noAugEpochs: cfg.no_aug_epochs,
@@ -339,7 +340,7 @@ export class Trainer {
     const prefix = this.profiler?.ortProfilePrefix;
     this.runner = await openStepRunner(this.family, this.network, {
       device: this.device, ...(cfg.threads ? { threads: cfg.threads } : {}), imgsz: [cfg.imgsz, cfg.imgsz], maxTargets: cfg.max_labels,
-      amp: this.ampActive(cfg),
+      amp: this.ampActive(cfg), seed: cfg.seed,
       ...(prefix ? { profileFilePrefix: prefix } : {}),
     });
     this.profiler?.attach?.(this.runner);
@@ -398,6 +399,7 @@ export class Trainer {
           grads = accGrads;
         }
         if (!result.overflow && (accum === 1 || inWindow === accum || done + 1 === total)) {
+          if (cfg.clip_max_norm > 0) clipGradNorm(grads, cfg.clip_max_norm);
           await phase('optimizer', async () => this.optimizer.step(grads));
           accGrads = null;
           inWindow = 0;

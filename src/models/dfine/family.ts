@@ -12,6 +12,7 @@ import { DfineDetector } from './detector.ts';
 import { dfineExportClassCount, dfineExportToPredict } from './export-layout.ts';
 import { checkDfineSource, dfineSizeFromShapes, looksLikeDfineOrDeim } from './recognize.ts';
 import { loadDfineStateDict } from './state-dict.ts';
+import { dfineTrainingHooks } from './train.ts';
 
 const SCORE_BIAS_KEY = 'decoder.dec_score_head.0.bias';
 
@@ -49,6 +50,8 @@ export const dfineFamily: ModelFamily = {
     layout: (batch) => `pred_logits [${batch},${C.numQueries},nc] + pred_boxes [${batch},${C.numQueries},4]`,
     toPredictLayout: dfineExportToPredict,
   },
+
+  train: dfineTrainingHooks((size, nc, stateDict) => dfineFamily.create({ size, nc, ...(stateDict ? { stateDict } : {}) })),
 
   canLoad: (keys) => looksLikeDfineOrDeim(keys),
 

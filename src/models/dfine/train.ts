@@ -1,0 +1,156 @@
+/**
+ * D-FINE's training hooks (dfine.md 6): the train-mode forward (train-forward.ts) with contrastive
+ * denoising queries drawn on the host (the contract's `HostAssigner.draws`, denoising.ts), the
+ * Hungarian matchings and the criterion's detached factors on the host (loss-targets.ts) from a
+ * forward-only run of the same graph, and the criterion as graph ops (loss.ts); the original's
+ * recipe (DFINEConfig) as defaults and its flat-cosine schedule.
+ */
+import type { HostTensor } from '../../graph/tensor.ts';
+import type { DetectionNetwork, HostAssigner, ScheduleInputs, StateDict, TrainShape, TrainingHooks } from '../registry.ts';
+import { drawDenoising, denoisingGroups } from './denoising.ts';
+import { DFINE_LOSS_NAMES, emitDfineLoss } from './loss.ts';
+import { dfineLossInputs, dfineLossInputSpecs, type DfineLossContext } from './loss-targets.ts';
+import { denoisingPositiveIdx, type ImageTargets } from './matcher.ts';
+import { DfineNetwork } from './network.ts';
+import { emitDfineTrainForward } from './train-forward.ts';
+import { dfineDnInputSpecs, dfineTrainOutputRecord } from './train-outputs.ts';
+
+/** DFINEConfig where it differs from the core defaults (dfine.md 6.1). */
+export const DFINE_TRAIN_DEFAULTS: Readonly<Record<string, unknown>> = {
+  epochs: 132, batch: 16, imgsz: 640, workers: 4, lr0: 2e-4, optimizer: 'adamw', weight_decay: 1e-4, momentum: 0.9,
+  warmup_epochs: 2, warmup_lr_start: 1e-6, no_aug_epochs: 4, min_lr_ratio: 0.05,
+  mosaic_prob: 0, mixup_prob: 0, hsv_prob: 0, flip_prob: 0.5, degrees: 0, translate: 0, shear: 0,
+  ema: true, ema_decay: 0.9999, amp: false, max_labels: 120, clip_max_norm: 0.1, name: 'dfine_exp',
+};
+
+/** DFINEConfig.backbone_lr_mult. */
+export const DFINE_BACKBONE_LR_MULT = 0.5;
+
+/**
+ * The original's four AdamW groups (dfine.md 6.1), empty ones left out: head with decay, head
+ * without, backbone with, backbone without (LR x backbone_lr_mult). No decay for names holding
+ * "norm", ".bn.", "bias" or "lab.scale" (substrings: MHA's in_proj_bias included).
+ */
+export function dfineParamGroups(trainable: string[], cfg: { weightDecay: number }): Array<{ name: string; keys: string[]; weightDecay: number; lrMult: number }> {
+  const noDecay = (k: string): boolean => k.includes('norm') || k.includes('.bn.') || k.includes('bias') || k.includes('lab.scale');
+  const backbone = (k: string): boolean => k.startsWith('backbone.');
+  const groups = [
+    { name: 'head_wd', keys: trainable.filter((k) => !backbone(k) && !noDecay(k)), weightDecay: cfg.weightDecay, lrMult: 1 },
+    { name: 'head_no_wd', keys: trainable.filter((k) => !backbone(k) && noDecay(k)), weightDecay: 0, lrMult: 1 },
+    { name: 'backbone_wd', keys: trainable.filter((k) => backbone(k) && !noDecay(k)), weightDecay: cfg.weightDecay, lrMult: DFINE_BACKBONE_LR_MULT },
+    { name: 'backbone_no_wd', keys: trainable.filter((k) => backbone(k) && noDecay(k)), weightDecay: 0, lrMult: DFINE_BACKBONE_LR_MULT },
+  ];
+  return groups.filter((g) => g.keys.length > 0);
+}
+
+function asDfine(network: DetectionNetwork): DfineNetwork {
+  if (!(network instanceof DfineNetwork)) throw new Error('dfine training hooks got a network of another family');
+  return network;
+}
+
+/** Denoising slots of a train shape: the most any batch of `maxTargets` rows per image needs (2 G_max G). */
+export function dfineDnSlots(maxTargets: number): number {
+  let slots = 0;
+  for (let g = 1; g <= maxTargets; g++) slots = Math.max(slots, denoisingGroups(g).numDn);
+  return slots;
+}
+
+/** The contract's target rows `[cls, x1, y1, x2, y2]` (0..1) as the original's per-image labels and cxcywh boxes. */
+export function imageTargets(targets: HostTensor): ImageTargets[] {
+  const [B, M] = targets.dims as [number, number, number];
+  const d = targets.data as Float32Array;
+  return Array.from({ length: B }, (_, img) => {
+    const labels: number[] = [];
+    const boxes: number[] = [];
+    for (let r = 0; r < M; r++) {
+      const o = (img * M + r) * 5;
+      const [cls, x1, y1, x2, y2] = [d[o]!, d[o + 1]!, d[o + 2]!, d[o + 3]!, d[o + 4]!];
+      if (cls < 0 || !(x2 > x1 && y2 > y1)) continue; // padding, and the original's w > 0, h > 0 filter
+      labels.push(cls);
+      const clamp = (v: number): number => Math.min(1, Math.max(0, Math.fround(v)));
+      boxes.push(clamp((x1 + x2) / 2), clamp((y1 + y2) / 2), clamp(x2 - x1), clamp(y2 - y1));
+    }
+    return { labels, boxes: Float32Array.from(boxes) };
+  });
+}
+
+function lossContext(net: DfineNetwork, shape: TrainShape, targets: readonly ImageTargets[] | null): DfineLossContext {
+  const { regScale, project } = net.decoder.fdrConstants();
+  const slots = dfineDnSlots(shape.maxTargets);
+  const numGts = targets ? targets.map((t) => t.labels.length) : [];
+  const { positiveIdx, maxGts } = denoisingPositiveIdx(numGts);
+  const { groups, numDn } = denoisingGroups(maxGts);
+  return {
+    batch: shape.batch, nc: net.options.nc, layers: net.cfg.decLayers, queries: 300, regMax: project.length - 1, regScale, project,
+    dn: { slots, numDn, numGroup: groups, positiveIdx },
+  };
+}
+
+const forward = (b: Parameters<TrainingHooks['emitLoss']>[0], net: DfineNetwork, images: string, shape: TrainShape) =>
+  emitDfineTrainForward(b, net, images, shape.batch, { height: shape.height, width: shape.width, dnSlots: dfineDnSlots(shape.maxTargets) });
+
+export const dfineAssigner: HostAssigner = {
+  emitPredictions(b, network, images, shape) {
+    const rec = dfineTrainOutputRecord(forward(b, asDfine(network), images, shape));
+    // The host reads logits, boxes and ref0; the corner logits stay in the graph.
+    return Object.fromEntries(Object.entries(rec).filter(([k]) => !k.endsWith('.pred_corners')));
+  },
+  inputs: (shape, _nc, network) => dfineLossInputSpecs(lossContext(asDfine(network), shape, null)),
+  assign(predictions, targets, shape, _nc, _draws, network) {
+    const gts = imageTargets(targets);
+    return dfineLossInputs(predictions, gts, lossContext(asDfine(network), shape, gts)).inputs;
+  },
+  draws: {
+    specs: (shape) => dfineDnInputSpecs(shape.batch, dfineDnSlots(shape.maxTargets)),
+    make: (targets, shape, nc, rand) => drawDenoising(imageTargets(targets), { nc, rand, slots: dfineDnSlots(shape.maxTargets) }).inputs,
+  },
+};
+
+/**
+ * The original's FlatCosineScheduler per optimizer step k: linear warm-up from warmup_lr_start
+ * (clamped to lr0) over warmup_epochs, flat at lr0, then cosine to lr0 min_lr_ratio over the last
+ * no_aug_epochs.
+ */
+export function dfineSchedule(c: ScheduleInputs): { lr(step: number): number } {
+  const warm = c.warmupEpochs * c.stepsPerEpoch;
+  const total = c.epochs * c.stepsPerEpoch;
+  const cosine = c.noAugEpochs * c.stepsPerEpoch;
+  const start = Math.min(c.warmupLrStart, c.lr0);
+  const min = c.lr0 * c.minLrRatio;
+  const flatEnd = total - cosine;
+  return {
+    lr(k) {
+      if (warm > 0 && k <= warm) return start + (c.lr0 - start) * (k / warm);
+      if (k <= flatEnd) return c.lr0;
+      const progress = Math.min(1, (k - flatEnd) / Math.max(1, cosine));
+      return min + 0.5 * (c.lr0 - min) * (1 + Math.cos(Math.PI * progress));
+    },
+  };
+}
+
+export function dfineTrainingHooks(create: (size: string, nc: number, sd: StateDict | null) => DetectionNetwork): TrainingHooks {
+  return {
+    lossNames: DFINE_LOSS_NAMES,
+    emitLoss(b, network, inputs, shape) {
+      const out = forward(b, asDfine(network), inputs.images, shape);
+      return b.scope('loss', () => emitDfineLoss(b, out, inputs.assigned));
+    },
+    assigner: dfineAssigner,
+    defaults: DFINE_TRAIN_DEFAULTS,
+    adaptClasses(sd, size, nc) {
+      // The original rebuilds at nc and copies every tensor whose shape still matches (dfine.md 2.2).
+      const fresh = create(size, nc, null);
+      const keep = new Map<string, HostTensor>();
+      for (const [k, p] of fresh.namedTensors()) {
+        const t = sd.get(k);
+        keep.set(k, t && t.dims.join(',') === p.dims.join(',') ? t : p.value);
+      }
+      return create(size, nc, keep);
+    },
+    initialize() {
+      // A fresh network keeps the initialisation its constructor gives it.
+    },
+    paramGroups: dfineParamGroups,
+    schedule: dfineSchedule,
+  };
+}
