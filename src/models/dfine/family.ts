@@ -12,6 +12,7 @@ import { DfineDetector } from './detector.ts';
 import { dfineExportClassCount, dfineExportToPredict } from './export-layout.ts';
 import { checkDfineSource, dfineSizeFromShapes, looksLikeDfineOrDeim } from './recognize.ts';
 import { loadDfineStateDict } from './state-dict.ts';
+import { initializeDfine } from './init.ts';
 import { dfineTrainingHooks } from './train.ts';
 
 const SCORE_BIAS_KEY = 'decoder.dec_score_head.0.bias';
@@ -63,7 +64,11 @@ export const dfineFamily: ModelFamily = {
     if (!(DFINE_SIZES as readonly string[]).includes(size)) {
       throw new LibreYOLOError('model_load_failed', `Unknown dfine size '${size}'. Sizes: ${DFINE_SIZES.join(', ')}.`);
     }
-    if (!stateDict) return new DfineDetector({ size: size as DfineSize, nc: nc ?? 80 });
+    if (!stateDict) {
+      const fresh = new DfineDetector({ size: size as DfineSize, nc: nc ?? 80 });
+      initializeDfine(fresh, 0); // seed 0, as fresh models of the other families; training re-seeds
+      return fresh;
+    }
     const bias = stateDict.get(SCORE_BIAS_KEY) ?? stateDict.get(`module.${SCORE_BIAS_KEY}`);
     if (!bias || bias.dims.length !== 1 || bias.dims[0]! < 1) {
       throw new LibreYOLOError('model_load_failed', `Checkpoint has no D-FINE score head (${SCORE_BIAS_KEY} is missing).`);

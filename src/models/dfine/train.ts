@@ -8,6 +8,7 @@
 import type { HostTensor } from '../../graph/tensor.ts';
 import type { DetectionNetwork, HostAssigner, ScheduleInputs, StateDict, TrainShape, TrainingHooks } from '../registry.ts';
 import { drawDenoising, denoisingGroups } from './denoising.ts';
+import { initializeDfine } from './init.ts';
 import { DFINE_LOSS_NAMES, emitDfineLoss } from './loss.ts';
 import { dfineLossInputs, dfineLossInputSpecs, type DfineLossContext } from './loss-targets.ts';
 import { denoisingPositiveIdx, type ImageTargets } from './matcher.ts';
@@ -147,9 +148,7 @@ export function dfineTrainingHooks(create: (size: string, nc: number, sd: StateD
       }
       return create(size, nc, keep);
     },
-    initialize() {
-      // A fresh network keeps the initialisation its constructor gives it.
-    },
+    initialize: (network, seed) => initializeDfine(asDfine(network), seed),
     paramGroups: dfineParamGroups,
     schedule: dfineSchedule,
   };
