@@ -344,4 +344,5 @@ export const TRAINING_MODEL_SOURCE: ModelSource = {
   load: loadForTraining,
   fresh: (name, o) => createFreshModel(name, o),
   parseName: (weights) => parseWeightName(weights),
+  module: { url: import.meta.url, exportName: 'TRAINING_MODEL_SOURCE' },
 };

@@ -42,6 +42,7 @@ import { PROFILE_FILE, SUMMARY_FILE, TRACE_FILE, type ProfileAnalysis, type Prof
 import { NodeTimes, readSessionTimeline, traceCap, type SessionTimeline } from './train-timeline.ts';
 import { CPU_KERNEL_SHARE, GPU_UTIL, type Verdict } from './verdict.ts';
 import { validateProfile } from './validate.ts';
+import { runTrialInChild, type ModelSourceModule } from './trial-process.ts';
 import { finalizeProfile } from './write.ts';
 
 const nowUs = (): number => (performance.timeOrigin + performance.now()) * 1000;
@@ -454,6 +455,11 @@ export interface ModelSource {
   fresh(name: string, options: { device?: string }): LibreYOLOModel;
   /** Family and size of a published weights name, else null. */
   parseName(weights: string): { family: string; size: string } | null;
+  /**
+   * Where a trial child process imports this source from (with --repeat each trial runs in its own
+   * process): a module URL and the name of its export. Without it the trials run in this process.
+   */
+  module?: ModelSourceModule;
 }
 
 export interface TrainRunOptions {
@@ -526,7 +532,6 @@ export async function runTrainProfile(options: TrainRunOptions): Promise<TrainRu
   await ensureDeviceAvailable(device);
   const repeat = Math.max(1, o.repeat);
   const cwd = o.cwd ?? process.cwd();
-  const epochs = o.epochs ?? o.warmup + o.steps + 5;
   if (o.batch === -1) o = { ...o, batch: await autoBatch(o, device) };
   const split = await checkWindowFits(o, cwd);
   const profiles: ProfileAnalysis[] = [];
@@ -534,40 +539,16 @@ export async function runTrainProfile(options: TrainRunOptions): Promise<TrainRu
   const trials: number[] = [];
   let lastDir = '';
   const names = runNames(resolve(cwd, o.project), repeat);
-  const quiet = (): void => undefined;
+  // Each of several trials runs in its own process: a trial's native memory (ORT's sessions and
+  // thread pools in glibc's per-thread arenas) is not all returned when it closes, so in one process
+  // every trial starts higher and --repeat 3 peaked ~1.8x one trial's RSS. Apart, each trial also
+  // starts from the same state.
+  const apart = repeat > 1 && o.models.module !== undefined;
   for (let i = 0; i < repeat; i++) {
     const name = names.trial(i);
-    let model: LibreYOLOModel;
-    try {
-      model = await loadWeights(o, device);
-    } catch (err) {
-      throw asProfileError(err);
-    }
-    o.log?.(banner(o, model, device, split, repeat > 1 ? `trial ${i + 1}/${repeat}: ` : ''));
-    const factory = trainProfilerFactory({ singleEpoch: true, ...(o.log ? { log: o.log } : {}) });
-    const made: TrainProfiler[] = [];
-    try {
-      // The trainer's own progress is off: it would report its epoch budget (`epochs`, an upper
-      // bound nobody asked for; the window closes inside the first epoch). The profiler logs instead.
-      await model.train({
-        data: o.data, epochs, batch: o.batch, imgsz: o.imgsz, workers: o.workers, amp: o.amp, device: device.id,
-        profile: true, profile_then_stop: true, profile_steps: o.steps, profile_warmup: o.warmup, profile_open: false,
-        no_aug_epochs: 0, project: o.project, name, exist_ok: true, verbose: false,
-        ...(o.threads ? { threads: o.threads } : {}),
-      }, { warn: o.warn ?? quiet, cwd, profiler: async (ctx) => {
-        const p = await factory(ctx);
-        made.push(p);
-        return p;
-      } });
-    } catch (err) {
-      if (err instanceof WindowNotFilled) throw windowNeverFilled(i, o);
-      throw asProfileError(err);
-    } finally {
-      await model.close();
-      for (const p of made) if (p instanceof TrainStepProfiler) await p.removeTempFiles();
-      // A profile-only run writes no checkpoint: leave no empty weights/ folder (rmdir refuses a full one).
-      await rmdir(join(resolve(cwd, o.project, name), 'weights')).catch(() => undefined);
-    }
+    const trial: TrialSpec = { options: trialOptions({ ...o, cwd }), name, prefix: repeat > 1 ? `trial ${i + 1}/${repeat}: ` : '', index: i, split };
+    if (apart) await runTrialInChild(trial, o.models.module!, { ...(o.log ? { log: o.log } : {}), ...(o.warn ? { warn: o.warn } : {}) });
+    else await runTrial(trial, o.models, device, o.log, o.warn);
     lastDir = resolve(cwd, o.project, name);
     const pj = join(lastDir, PROFILE_FILE);
     if (!existsSync(pj)) {
@@ -586,6 +567,63 @@ export async function runTrainProfile(options: TrainRunOptions): Promise<TrainRu
     return { profilePath, profile, tracePath };
   }
   return { profilePath: paths[paths.length - 1]!, profile: profiles[profiles.length - 1]!, tracePath };
+}
+
+/** What one trial needs, in a form a trial child process can receive (no functions). */
+export interface TrialSpec {
+  options: TrialOptions;
+  /** The trial's folder under the project. */
+  name: string;
+  /** Banner prefix (`trial 2/3: `). */
+  prefix: string;
+  index: number;
+  split: { images: number; perEpoch: number } | null;
+}
+
+export type TrialOptions = Omit<TrainRunOptions, 'models' | 'log' | 'warn'>;
+
+function trialOptions(o: TrainRunOptions): TrialOptions {
+  const { models: _m, log: _l, warn: _w, ...rest } = o;
+  return rest;
+}
+
+/** One trial: load the weights, train through the profile window, leave its files in its folder. */
+export async function runTrial(t: TrialSpec, models: ModelSource, device: Device, log?: (line: string) => void, warn?: (message: string) => void): Promise<void> {
+  const o: TrainRunOptions = { ...t.options, models, ...(log ? { log } : {}), ...(warn ? { warn } : {}) };
+  const cwd = o.cwd ?? process.cwd();
+  const epochs = o.epochs ?? o.warmup + o.steps + 5;
+  const quiet = (): void => undefined;
+  let model: LibreYOLOModel;
+  try {
+    model = await loadWeights(o, device);
+  } catch (err) {
+    throw asProfileError(err);
+  }
+  o.log?.(banner(o, model, device, t.split, t.prefix));
+  const factory = trainProfilerFactory({ singleEpoch: true, ...(o.log ? { log: o.log } : {}) });
+  const made: TrainProfiler[] = [];
+  try {
+    // The trainer's own progress is off: it would report its epoch budget (`epochs`, an upper
+    // bound nobody asked for; the window closes inside the first epoch). The profiler logs instead.
+    await model.train({
+      data: o.data, epochs, batch: o.batch, imgsz: o.imgsz, workers: o.workers, amp: o.amp, device: device.id,
+      profile: true, profile_then_stop: true, profile_steps: o.steps, profile_warmup: o.warmup, profile_open: false,
+      no_aug_epochs: 0, project: o.project, name: t.name, exist_ok: true, verbose: false,
+      ...(o.threads ? { threads: o.threads } : {}),
+    }, { warn: o.warn ?? quiet, cwd, profiler: async (ctx) => {
+      const p = await factory(ctx);
+      made.push(p);
+      return p;
+    } });
+  } catch (err) {
+    if (err instanceof WindowNotFilled) throw windowNeverFilled(t.index, o);
+    throw asProfileError(err);
+  } finally {
+    await model.close();
+    for (const p of made) if (p instanceof TrainStepProfiler) await p.removeTempFiles();
+    // A profile-only run writes no checkpoint: leave no empty weights/ folder (rmdir refuses a full one).
+    await rmdir(join(resolve(cwd, o.project, t.name), 'weights')).catch(() => undefined);
+  }
 }
 
 function windowNeverFilled(run: number, o: Pick<TrainRunOptions, 'warmup' | 'steps'>, split?: { images: number; batch: number; perEpoch: number }): ProfileError {

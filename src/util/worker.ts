@@ -1,8 +1,10 @@
 /**
  * Starts a worker thread on a sibling module of the caller: `<name>.js` in the compiled package, or
  * `<name>.ts` when running from sources under tsx (Node 20 does not apply tsx's loader to a worker's
- * .ts entry point, so the worker registers it first).
+ * .ts entry point, so the worker registers it first). Also a child process on a sibling module.
  */
+import { fork, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 
 /**
@@ -27,4 +29,17 @@ export function spawnSiblingWorker(callerUrl: string, name: string): Worker {
   const entry = new URL(`./${name}.ts`, callerUrl).href;
   const tsx = import.meta.resolve('tsx/esm/api');
   return new Worker(`import(${JSON.stringify(tsx)}).then((m) => { m.register(); return import(${JSON.stringify(entry)}); })`, { eval: true, execArgv });
+}
+
+/**
+ * Forks a child process on a sibling module of the caller (`<name>.js` compiled, `<name>.ts` under
+ * tsx, which the child then loads too) with an IPC channel; its stdout goes to our stderr so a
+ * command's stdout (`--json`) carries only what the command itself prints.
+ */
+export function forkSibling(callerUrl: string, name: string): ChildProcess {
+  const ts = callerUrl.endsWith('.ts');
+  const execArgv = workerExecArgv();
+  if (ts && !execArgv.some((a) => a.includes('tsx'))) execArgv.unshift('--import', import.meta.resolve('tsx'));
+  const entry = fileURLToPath(new URL(`./${name}.${ts ? 'ts' : 'js'}`, callerUrl));
+  return fork(entry, [], { execArgv, stdio: ['ignore', 2, 2, 'ipc'] });
 }
