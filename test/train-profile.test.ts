@@ -1,6 +1,6 @@
 /**
  * `libreyolo profile run`: a real training profile on a synthetic dataset (CPU, batch 4, 320 px,
- * warmup 2 + 4 steps, two trials), read back by the profile readers; the default window (warmup 5
+ * warmup 2 + 4 steps, three trials, each in its own process with bounded peak RSS), read back by the profile readers; the default window (warmup 5
  * + steps 20) on a small input; the window that cannot fill one epoch exits 3 with the three
  * remedies (before any model work, and at run time with --batch -1); batch=-1 measures the step's
  * memory and fits the batch.
@@ -39,20 +39,27 @@ describe('libreyolo profile run', () => {
 
   it('profiles training steps and the readers work on the result', async () => {
     const run = await runCli(['profile', 'run', yaml, '--weights', 'yolo9t', '--device', 'cpu', '--batch', '4', '--imgsz', '320',
-      '--steps', '4', '--warmup', '2', '--workers', '1', '--repeat', '2', '--project', 'runs/profile'], tmp);
+      '--steps', '4', '--warmup', '2', '--workers', '1', '--repeat', '3', '--project', 'runs/profile'], tmp);
     assert.equal(run.code, 0, run.stderr);
     const dir = join(tmp, 'runs', 'profile');
     const aggregate = join(dir, 'profile_repeat.json');
-    assert.match(run.stdout, /^img\/s: [\d.]+ \+\/- [\d.]+ \(n=2\)  \|  \S/m);
+    assert.match(run.stdout, /^img\/s: [\d.]+ \+\/- [\d.]+ \(n=3\)  \|  \S/m);
     assert.ok(run.stdout.includes(`profile: ${aggregate}`), run.stdout);
-    for (const trial of ['prof_0', 'prof_1']) {
+    for (const t of [1, 2, 3]) assert.ok(run.stderr.includes(`profile run: trial ${t}/3: yolo9-t on cpu`), 'each trial logs its banner through the parent');
+    for (const trial of ['prof_0', 'prof_1', 'prof_2']) {
       for (const f of ['profile.json', 'profile_trace.json', 'profile_summary.json']) assert.ok(existsSync(join(dir, trial, f)), `${trial}/${f}`);
       assert.ok(!existsSync(join(dir, trial, 'weights')), 'a profile-only run leaves no (empty) weights/ folder');
     }
     const a = JSON.parse(readFileSync(aggregate, 'utf8')) as Record<string, unknown>;
     assert.equal(a.schema, 'libreyolo.profile.analysis/v1');
-    assert.equal(a.img_per_s_n, 2);
-    assert.equal((a.aggregation as { n: number }).n, 2);
+    assert.equal(a.img_per_s_n, 3);
+    assert.equal((a.aggregation as { n: number }).n, 3);
+    // Each trial runs in a fresh process, so none starts on the memory an earlier one left behind:
+    // in one process the in-window peak RSS rose 2965 -> 3680 -> 4187 MB (x1.41) at these sizes;
+    // apart it was 2806 / 2858 / 2871 MB.
+    const peaks = ['prof_0', 'prof_1', 'prof_2'].map((t) => (JSON.parse(readFileSync(join(dir, t, 'profile.json'), 'utf8')) as { peak_rss_mb: number }).peak_rss_mb);
+    assert.ok(peaks.every((mb) => mb > 0), String(peaks));
+    assert.ok(Math.max(...peaks.slice(1)) <= 1.15 * peaks[0]!, `later trials' peak RSS ${peaks.join(' / ')} MB grew past 1.15x the first's`);
 
     const p1 = join(dir, 'prof_1', 'profile.json');
     const prof = JSON.parse(readFileSync(p1, 'utf8')) as { img_per_s: number; phases: Array<{ phase: string; kernels_per_step: number; wall_ms_per_step: number | null }>; config: Record<string, unknown> };
