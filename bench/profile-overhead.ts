@@ -7,13 +7,16 @@
  * `profile run`: img/s of the measured window with the trace on (`libreyolo profile run`) against
  * the same window of a plain `train` (the same trainer and steps, only the window's timestamps
  * taken: no ORT profiling, no trace), alternated the same way. In training ORT's profiler runs
- * inside the measured steps, so this ratio is the cost a training profile's img/s carries.
+ * inside the measured steps, so this ratio is the cost a training profile's img/s carries. A third
+ * mode splits that cost by owner: the plain train with its step session created with ORT's
+ * profiling on and nothing of ours (no host spans, no trace read or written), so
+ * ort/plain is ONNX Runtime's own per-node profiling and profile-run/ort is ours.
  *
  *   node --import tsx bench/profile-overhead.ts [--rounds 3] [--runs 30] [--warmup 5] [--imgsz 640] [--threads N] [--weights path]
  *       [--train-rounds 1] [--train-imgsz 160] [--train-batch 8] [--train-steps 20] [--train-warmup 5] [--skip-infer] [--skip-train]
  */
 import { readFileSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { cpus, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -23,7 +26,7 @@ import { runInferProfile } from '../src/profile/infer-run.ts';
 import { mean } from '../src/profile/stats.ts';
 import { runTrainProfile, trainProfilerFactory } from '../src/profile/train-run.ts';
 import { createFreshModel, TRAINING_MODEL_SOURCE } from '../src/load.ts';
-import { trainModel } from '../src/train/trainer.ts';
+import { trainModel, type TrainProfiler } from '../src/train/trainer.ts';
 
 const { values } = parseArgs({
   options: {
@@ -78,12 +81,14 @@ if (!values['skip-train']) {
   const warmup = Number(values['train-warmup']);
   const threads = Number(values.threads);
   const root = await mkdtemp(join(tmpdir(), 'ly-profile-run-bench-'));
-  const img: Record<'trace' | 'plain', number[]> = { trace: [], plain: [] };
+  const img: Record<'trace' | 'plain' | 'ort', number[]> = { trace: [], plain: [], ort: [] };
+  const modes = ['plain', 'ort', 'trace'] as const;
   try {
     // One epoch holds the window (warmup + steps batches) with one batch to spare.
     const { yaml } = await generateSynthDataset({ out: join(root, 'shapes'), seed: 1, train: (warmup + steps + 1) * batch, val: 2, imgsz, classes: ['circle', 'square', 'triangle', 'star', 'ellipse', 'rectangle'] });
     for (let r = 0; r < rounds; r++) {
-      for (const mode of r % 2 ? (['trace', 'plain'] as const) : (['plain', 'trace'] as const)) {
+      // Rotate the order so no mode always runs first.
+      for (const mode of modes.map((_, k) => modes[(k + r) % modes.length]!)) {
         const project = join(root, `${mode}-${r}`);
         if (mode === 'trace') {
           const { profile } = await runTrainProfile({
@@ -91,18 +96,22 @@ if (!values['skip-train']) {
           });
           img.trace.push(profile.img_per_s ?? 0);
         } else {
-          // The same trainer and window with the timing hooks only (trace off): what a plain train measures.
+          // The same trainer and window with the timing hooks only (trace off): what a plain train
+          // measures; in `ort` mode its step session is also created with ORT's profiling on.
+          const untraced = trainProfilerFactory({ trace: false });
+          const ortDir = join(root, `ort-${r}`);
+          await mkdir(ortDir, { recursive: true });
           const model = createFreshModel('yolo9t', { device: 'cpu', threads });
           try {
             await trainModel(model, {
               data: yaml, epochs: 1, batch, imgsz, workers: 2, amp: false, device: 'cpu', profile: true, profile_then_stop: true, profile_trace: false,
               profile_steps: steps, profile_warmup: warmup, no_aug_epochs: 0, project, name: 'plain', exist_ok: true, verbose: false, threads,
-            }, { cwd: root, warn: () => undefined, profiler: trainProfilerFactory({ trace: false }) });
+            }, { cwd: root, warn: () => undefined, profiler: mode === 'plain' ? untraced : async (ctx) => withOrtProfiling(await untraced(ctx), join(ortDir, 'train')) });
           } finally {
             await model.close();
           }
           const summary = JSON.parse(readFileSync(join(project, 'plain', 'profile_summary.json'), 'utf8')) as { real: { img_per_s: number } };
-          img.plain.push(summary.real.img_per_s);
+          img[mode].push(summary.real.img_per_s);
         }
       }
     }
@@ -110,8 +119,25 @@ if (!values['skip-train']) {
     await rm(root, { recursive: true, force: true });
   }
   const ratio = mean(img.trace) / mean(img.plain);
-  console.log(`profile run yolo9t imgsz=${imgsz} batch=${batch} cpu threads=${threads}: ${rounds} rounds x (warmup ${warmup} + steps ${steps}), modes alternated`);
-  console.log(`  plain train  ${mean(img.plain).toFixed(2)} img/s  (trials ${f(img.plain)})`);
-  console.log(`  profile run  ${mean(img.trace).toFixed(2)} img/s  (trials ${f(img.trace)})`);
+  const ort = mean(img.ort) / mean(img.plain);
+  const ours = mean(img.trace) / mean(img.ort);
+  console.log(`profile run yolo9t imgsz=${imgsz} batch=${batch} cpu threads=${threads}: ${rounds} rounds x (warmup ${warmup} + steps ${steps}), modes rotated`);
+  console.log(`  plain train              ${mean(img.plain).toFixed(2)} img/s  (trials ${f(img.plain)})`);
+  console.log(`  train + ORT profiling    ${mean(img.ort).toFixed(2)} img/s  (trials ${f(img.ort)}; session profiled, nothing of ours)`);
+  console.log(`  profile run              ${mean(img.trace).toFixed(2)} img/s  (trials ${f(img.trace)})`);
   console.log(`  ratio profile-run/train ${ratio.toFixed(3)}: the trace costs ${((1 - ratio) * 100).toFixed(1)}% of the window's img/s`);
+  console.log(`    of which ONNX Runtime's per-node profiling: ratio ort/train ${ort.toFixed(3)} (${((1 - ort) * 100).toFixed(1)}%)`);
+  console.log(`    and ours (host spans, memory samples in the window): ratio profile-run/ort ${ours.toFixed(3)} (${((1 - ours) * 100).toFixed(1)}%)`);
+}
+
+/** An untraced profiler whose step session is nevertheless created with ORT's profiling on. */
+function withOrtProfiling(p: TrainProfiler, prefix: string): TrainProfiler {
+  return {
+    ortProfilePrefix: prefix,
+    get finished() { return p.finished; },
+    wrapLoader: (b) => p.wrapLoader(b),
+    phase: (name, fn) => p.phase(name, fn),
+    step: () => p.step(),
+    ...(p.close ? { close: () => p.close!() } : {}),
+  };
 }
