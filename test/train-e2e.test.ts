@@ -5,63 +5,29 @@
  * resume=<last.pt>` continues the run.
  */
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { before, describe, it } from 'node:test';
-import { generateSynthDataset } from '../src/data/synth.ts';
-import { LibreYOLO, type Results } from '../src/index.ts';
 import { readTrainingCheckpoint } from '../src/train/checkpoint.ts';
-import { createFreshModel } from '../src/load.ts';
-import { trainModel, type TrainResults } from '../src/train/trainer.ts';
+import type { TrainResults } from '../src/train/trainer.ts';
 import { readTorchCheckpoint } from '../src/weights/torch-checkpoint.ts';
 import { runCli } from './helpers/cli.ts';
+import { recallOnTrainImages, trainOnCircles } from './helpers/train-e2e.ts';
 
 const IMGSZ = 96;
 const EPOCHS = 60;
 
-/** Ground truth of a synth image as pixel boxes. */
-function groundTruth(root: string, image: string): number[][] {
-  const text = readFileSync(join(root, 'labels', 'train', image.replace(/\.png$/, '.txt')), 'utf8').trim();
-  return text.split('\n').map((l) => {
-    const [c, cx, cy, w, h] = l.split(' ').map(Number) as [number, number, number, number, number];
-    return [c, (cx - w / 2) * IMGSZ, (cy - h / 2) * IMGSZ, (cx + w / 2) * IMGSZ, (cy + h / 2) * IMGSZ];
-  });
-}
-
-function iou(a: number[], b: number[]): number {
-  const ix = Math.max(0, Math.min(a[2]!, b[2]!) - Math.max(a[0]!, b[0]!));
-  const iy = Math.max(0, Math.min(a[3]!, b[3]!) - Math.max(a[1]!, b[1]!));
-  const inter = ix * iy;
-  return inter / ((a[2]! - a[0]!) * (a[3]! - a[1]!) + (b[2]! - b[0]!) * (b[3]! - b[1]!) - inter);
-}
-
 describe('training end to end', () => {
-  const tmp = mkdtempSync(join(tmpdir(), 'libreyolo-train-e2e-'));
-  const project = join(tmp, 'runs');
+  let tmp = '';
+  let project = '';
   let root = '';
-  let yaml = '';
   let results: TrainResults;
   let seconds = 0;
 
   before(async () => {
-    const synth = await generateSynthDataset({
-      out: join(tmp, 'circles'), seed: 1, train: 8, val: 4, imgsz: IMGSZ, classes: ['circle'],
-      minObjects: 1, maxObjects: 2, sizeRange: [0.3, 0.6], square: true,
-    });
-    root = synth.root;
-    yaml = synth.yaml;
-    const model = createFreshModel('yolo9t');
-    const t0 = performance.now();
-    try {
-      results = await trainModel(model, {
-        data: yaml, epochs: EPOCHS, batch: 4, imgsz: IMGSZ, workers: 1, seed: 0, warmup_epochs: 1, no_aug_epochs: EPOCHS,
-        eval_interval: 30, project, name: 'circles', verbose: false,
-      }, { warn: () => undefined });
-    } finally {
-      await model.close();
-    }
-    seconds = (performance.now() - t0) / 1000;
+    ({ tmp, project, root, results, seconds } = await trainOnCircles('libreyolo-train-e2e-', 'yolo9t', IMGSZ, {
+      epochs: EPOCHS, batch: 4, warmup_epochs: 1, no_aug_epochs: EPOCHS, eval_interval: 30,
+    }));
   });
 
   it('lowers the loss', () => {
@@ -78,24 +44,11 @@ describe('training end to end', () => {
     assert.ok(results.best_checkpoint && existsSync(results.best_checkpoint));
     assert.equal(results.epoch_metrics.length, 2);
     assert.ok(results.best_mAP50 > 0.1, `best mAP50 ${results.best_mAP50}`);
-    const model = await LibreYOLO(results.best_checkpoint);
-    try {
-      assert.deepEqual(model.names, { 0: 'circle' });
-      assert.deepEqual(model.imgsz, [IMGSZ, IMGSZ]);
-      let found = 0;
-      let total = 0;
-      for (const image of readdirSync(join(root, 'images', 'train')).sort()) {
-        const r = (await model.predict(join(root, 'images', 'train', image), { conf: 0.25 })) as Results;
-        for (const gt of groundTruth(root, image)) {
-          total++;
-          if (r.boxes.xyxy.some((b, k) => r.boxes.cls[k] === gt[0] && iou(b, gt.slice(1)) >= 0.5)) found++;
-        }
-      }
-      assert.ok(total >= 8);
-      assert.ok(found / total >= 0.6, `recall ${found}/${total} at IoU 0.5, conf 0.25`);
-    } finally {
-      await model.close();
-    }
+    const r = await recallOnTrainImages(results.best_checkpoint, root, IMGSZ, 0.25);
+    assert.deepEqual(r.names, { 0: 'circle' });
+    assert.deepEqual(r.imgsz, [IMGSZ, IMGSZ]);
+    assert.ok(r.total >= 8);
+    assert.ok(r.found / r.total >= 0.6, `recall ${r.found}/${r.total} at IoU 0.5, conf 0.25`);
   });
 
   it('lays out the run directory and results.csv as the original', () => {
