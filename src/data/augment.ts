@@ -2,8 +2,10 @@
  * Training augmentations on packed RGB (HWC, uint8) images with pixel boxes, and the per-sample train
  * pipeline the loader runs: the original's YOLO9 recipe (pre-resize by the load ratio, optional 4-image
  * mosaic with no affine, HSV jitter in OpenCV's 8-bit HSV space, horizontal flip, top-left letterbox,
- * box filtering, normalised `[cls, x1, y1, x2, y2]` targets padded to `maxLabels` rows). A random
- * scale/translate is available as an option (off by default, as in YOLO9).
+ * box filtering, normalised `[cls, x1, y1, x2, y2]` targets padded to `maxLabels` rows). Families whose
+ * recipe follows the mosaic with YOLOX's random affine (affine.ts) set `affine`; mixup (mixup.ts) runs
+ * after the mosaic when `mixupProb` > 0. A random scale/translate is available as an option (off by
+ * default, as in YOLO9).
  *
  * Boxes are `Float32Array`s of `n * 5` values `[cls, x1, y1, x2, y2]` in pixels.
  */
@@ -11,6 +13,7 @@
 import type { RgbImage } from './image.ts';
 import { rint } from '../util/math.ts';
 import { letterboxGeometry, letterboxInto, resizeBilinear, PAD_VALUE } from './letterbox.ts';
+import { randomAffine, type AffineHyp } from './affine.ts';
 
 export type Rand = () => number;
 
@@ -41,10 +44,20 @@ export interface AugmentHyp {
   scale: number;
   /** Random translation as a fraction of the image side; 0 disables (default 0, as YOLO9). */
   translate: number;
+  /**
+   * The random affine that maps the 2s x 2s mosaic onto the s x s input (YOLOX); null: the mosaic is
+   * halved with no affine (default, as YOLO9).
+   */
+  affine: AffineHyp | null;
+  /** Probability of mixup after a mosaic that has labels (default 0, as YOLO9). */
+  mixupProb: number;
+  /** Jitter range of the mixed-in image (default [0.5, 1.5]). */
+  mixupScale: readonly [number, number];
 }
 
 export const DEFAULT_HYP: Readonly<AugmentHyp> = Object.freeze({
   hsvProb: 1, hsvGains: [5, 30, 30] as const, flipProb: 0.5, mosaicProb: 1, scale: 0, translate: 0,
+  affine: null, mixupProb: 0, mixupScale: [0.5, 1.5] as const,
 });
 
 // ---------------------------------------------------------------------------------------------
@@ -239,11 +252,10 @@ function blit(src: RgbImage, sx: number, sy: number, dst: RgbImage, dx: number, 
 }
 
 /**
- * The YOLO9 mosaic (no affine): four pre-resized images placed around a random centre of a
- * 2s x 2s canvas (YOLOX placement), boxes shifted and clipped, the canvas halved to s x s and
- * boxes with a side <= 2 px dropped.
+ * The 4-image mosaic canvas (YOLOX placement): four pre-resized images placed around a random
+ * centre of a 2s x 2s canvas of 114, boxes shifted and clipped to the canvas.
  */
-export function mosaic4(items: readonly { img: RgbImage; boxes: Float32Array }[], size: number, rand: Rand): { img: RgbImage; boxes: Float32Array } {
+export function mosaicCanvas(items: readonly { img: RgbImage; boxes: Float32Array }[], size: number, rand: Rand): { img: RgbImage; boxes: Float32Array } {
   const s = size, s2 = 2 * s;
   const yc = Math.trunc(s * (0.5 + rand())), xc = Math.trunc(s * (0.5 + rand()));
   const canvas = filled(s2, s2);
@@ -265,9 +277,19 @@ export function mosaic4(items: readonly { img: RgbImage; boxes: Float32Array }[]
       out.push(boxes[i]!, c(boxes[i + 1]!, padw), c(boxes[i + 2]!, padh), c(boxes[i + 3]!, padw), c(boxes[i + 4]!, padh));
     }
   });
-  const img = resizeBilinear(canvas, s, s);
-  const halved = Float32Array.from(out, (v, i) => (i % 5 === 0 ? v : v / 2));
-  return { img, boxes: filterBoxes(halved, 2) };
+  return { img: canvas, boxes: Float32Array.from(out) };
+}
+
+/** The YOLO9 mosaic (no affine): the mosaic canvas halved to s x s, boxes with a side <= 2 px dropped. */
+export function mosaic4(items: readonly { img: RgbImage; boxes: Float32Array }[], size: number, rand: Rand): { img: RgbImage; boxes: Float32Array } {
+  const m = mosaicCanvas(items, size, rand);
+  const halved = m.boxes.map((v, i) => (i % 5 === 0 ? v : v / 2));
+  return { img: resizeBilinear(m.img, size, size), boxes: filterBoxes(halved, 2) };
+}
+
+/** The YOLOX mosaic: the mosaic canvas through the random affine onto s x s (boxes unfiltered, as the original). */
+export function mosaicAffine(items: readonly { img: RgbImage; boxes: Float32Array }[], size: number, affine: AffineHyp, rand: Rand): { img: RgbImage; boxes: Float32Array } {
+  return randomAffine(mosaicCanvas(items, size, rand), size, affine, rand);
 }
 
 /**

@@ -23,9 +23,10 @@ import { loadImageFile } from './image.ts';
 import { letterboxGeometry, letterboxInto } from './letterbox.ts';
 import { labelsToPixelBoxes, type ImageLabels } from './labels.ts';
 import {
-  DEFAULT_HYP, maybeScaleTranslate, mixSeed, mosaic4, mulberry32, preResize, trainTransform, writeTargets,
+  DEFAULT_HYP, maybeScaleTranslate, mixSeed, mosaic4, mosaicAffine, mulberry32, preResize, trainTransform, writeTargets,
   type AugmentHyp, type LoadedItem,
 } from './augment.ts';
+import { drawMixup, mixup } from './mixup.ts';
 import type { DatasetSplit } from './dataset.ts';
 
 export interface LoaderOptions {
@@ -125,6 +126,15 @@ async function loadItem(ctx: SampleContext, i: number): Promise<LoadedItem> {
   return { img: { ...it.img, data: it.img.data.slice() }, boxes: it.boxes.slice(), origShape: it.origShape };
 }
 
+const labelledCache = new WeakMap<SampleContext, number[]>();
+
+/** Dataset indices of the images with at least one label (mixup's candidates). */
+function labelledIndices(ctx: SampleContext): number[] {
+  let l = labelledCache.get(ctx);
+  if (!l) labelledCache.set(ctx, (l = ctx.labels.flatMap((x, i) => (x.n > 0 ? [i] : []))));
+  return l;
+}
+
 /** Builds one sample into its slices of the batch tensors; returns its origShape and label count. */
 async function buildSample(ctx: SampleContext, job: BatchJob, k: number, out: BatchData): Promise<void> {
   const s = ctx.imgsz, plane = 3 * s * s, tOff = k * ctx.maxLabels * 5;
@@ -144,7 +154,14 @@ async function buildSample(ctx: SampleContext, job: BatchJob, k: number, out: Ba
     const idx = [index, Math.floor(rand() * n), Math.floor(rand() * n), Math.floor(rand() * n)];
     const items = await Promise.all(idx.map((i) => loadItem(ctx, i)));
     out.origShapes[k] = items[0]!.origShape;
-    item = mosaic4(items, s, rand);
+    item = ctx.hyp.affine ? mosaicAffine(items, s, ctx.hyp.affine, rand) : mosaic4(items, s, rand);
+    // Mixup follows a mosaic that has labels, with another labelled image (as the original).
+    const labelled = labelledIndices(ctx);
+    if (ctx.hyp.mixupProb > 0 && item.boxes.length > 0 && labelled.length > 0 && rand() < ctx.hyp.mixupProb) {
+      const draw = drawMixup(rand, ctx.hyp.mixupScale);
+      const other = await loadItem(ctx, labelled[Math.floor(rand() * labelled.length)]!);
+      item = mixup(item, other, s, draw, rand);
+    }
   } else {
     const it = await loadItem(ctx, index);
     out.origShapes[k] = it.origShape;

@@ -228,6 +228,11 @@ export interface TrainingHooks {
   paramGroups?(trainable: string[], cfg: { weightDecay: number }): Array<{ name: string; keys: string[]; weightDecay: number; lrMult: number }>;
   /** The family's own learning-rate schedule (per optimizer step); absent: the core's `scheduler`. */
   schedule?(cfg: ScheduleInputs): { lr(step: number): number };
+  /**
+   * The mosaic is followed by the random affine (degrees, translate, mosaic_scale, shear) onto the
+   * input size, as YOLOX's recipe; absent: the mosaic is halved (YOLO9) unless degrees or shear ask for it.
+   */
+  mosaicAffine?: boolean;
 }
 
 /** What a family's LR schedule is built from (the run's config and its length in optimizer steps). */

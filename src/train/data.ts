@@ -1,8 +1,10 @@
 /**
  * The trainer's view of its data: the dataset config (names, nc), the train split behind a seeded
- * worker loader with the original's YOLO9 augmentations (mosaic switched per epoch for
- * close-mosaic), and the val split for validation.
+ * worker loader with the family's augmentations (mosaic, then YOLOX's random affine when the family's
+ * recipe has it or degrees/shear ask for it, then mixup when mixup_prob > 0; mosaic and mixup
+ * switched off per epoch for close-mosaic), and the val split for validation.
  */
+import { LibreYOLOError } from '../errors.ts';
 import type { Warn } from '../util/warn.ts';
 import { ensureDataset, loadDatasetConfig, loadSplit, type DatasetConfig, type DatasetSplit } from '../data/dataset.ts';
 import { createLoader, type DataLoader } from '../data/loader.ts';
@@ -22,6 +24,8 @@ export interface TrainData {
 export interface TrainDataOptions {
   cwd: string;
   warn: Warn;
+  /** The family's mosaic is followed by the random affine (YOLOX); otherwise only when degrees or shear ask for it. */
+  mosaicAffine?: boolean;
   /** Progress / download messages (default: stderr). */
   log?: (message: string) => void;
 }
@@ -40,10 +44,13 @@ export async function openTrainData(cfg: TrainConfig, ds: DatasetConfig, options
   let val: DatasetSplit | null = null;
   if (ds.splits.val?.length) val = await loadSplit(ds, 'val', dsOptions);
   else options.warn(`Dataset '${ds.name}' has no 'val' split: training runs without validation and writes no best.pt.`);
-  if (cfg.degrees > 0 || cfg.shear > 0) {
-    options.warn(`degrees=${cfg.degrees}, shear=${cfg.shear}: the random affine after mosaic (rotation, shear, mosaic_scale) is not implemented in this package; images get the mosaic, HSV and flip augmentations only.`);
+  const affine = options.mosaicAffine || cfg.degrees > 0 || cfg.shear > 0;
+  if (affine && !(cfg.mosaic_scale[0] > 0 && cfg.mosaic_scale[0] <= cfg.mosaic_scale[1])) {
+    throw new LibreYOLOError('config_range_error', `train: mosaic_scale must be [min, max] with 0 < min <= max, got ${JSON.stringify(cfg.mosaic_scale)}`);
   }
-  if (cfg.mixup_prob > 0) options.warn('mixup_prob > 0: mixup is not implemented in this package and is skipped (the original drops the mixed image\'s labels anyway).');
+  if (cfg.mixup_prob > 0 && !(cfg.mixup_scale[0] > 0 && cfg.mixup_scale[0] <= cfg.mixup_scale[1])) {
+    throw new LibreYOLOError('config_range_error', `train: mixup_scale must be [min, max] with 0 < min <= max, got ${JSON.stringify(cfg.mixup_scale)}`);
+  }
   if (cfg.cache) options.warn(`cache=${String(cfg.cache)} is not implemented; images are decoded every epoch.`);
   const loader: DataLoader = createLoader(train, {
     imgsz: cfg.imgsz,
@@ -51,7 +58,11 @@ export async function openTrainData(cfg: TrainConfig, ds: DatasetConfig, options
     workers: cfg.workers,
     seed: cfg.seed < 0 ? 0 : cfg.seed,
     maxLabels: cfg.max_labels,
-    hyp: { hsvProb: cfg.hsv_prob, flipProb: cfg.flip_prob, mosaicProb: cfg.mosaic_prob },
+    hyp: {
+      hsvProb: cfg.hsv_prob, flipProb: cfg.flip_prob, mosaicProb: cfg.mosaic_prob,
+      affine: affine ? { degrees: cfg.degrees, translate: cfg.translate, scale: cfg.mosaic_scale, shear: cfg.shear } : null,
+      mixupProb: cfg.mixup_prob, mixupScale: cfg.mixup_scale,
+    },
   });
   return {
     config: ds,

@@ -89,5 +89,6 @@ export function yoloxTrainingHooks(create: (size: string, sd: StateDict) => Dete
     initialize: (network, seed) => initializeYolox(asYolox(network), seed),
     onSetup: setBiasPrior,
     schedule: yoloxSchedule,
+    mosaicAffine: true,
   };
 }
