@@ -56,7 +56,7 @@ describe('RF-DETR s, m and l', () => {
 });
 
 describe('RF-DETR upstream checkpoint format', () => {
-  it("loads {model, args: argparse.Namespace, epoch}: a 91-column COCO head gives nc 90, the size comes from the position table", async () => {
+  it("loads {model, args: argparse.Namespace, epoch}: a nameless 91-column COCO head reads as the 80 COCO classes (the network keeps its 91 columns), the size comes from the position table", async () => {
     const dir = mkdtempSync(join(tmpdir(), 'libreyolo-rfdetr-upstream-'));
     const net = rfdetrFamily.create({ size: 'n', nc: 90 });
     const sd = new Map<string, HostTensor>([...net.namedTensors()].map(([k, p]) => [k, p.value]));
@@ -67,7 +67,8 @@ describe('RF-DETR upstream checkpoint format', () => {
     try {
       assert.equal(model.family.name, 'rfdetr');
       assert.equal(model.size, 'n');
-      assert.equal(model.nc, 90);
+      assert.equal(model.nc, 80);
+      assert.equal(model.names[0], 'person');
       assert.equal(model.parameterCount(), 30_431_318 + 10 * 256 * 14 + 10 * 14);
     } finally {
       await model.close();
