@@ -4,7 +4,8 @@
  * layout [B, 4+nc, 300] with the predict graph's own decode (w, h clamped at 0, sigmoid scores).
  */
 import { LibreYOLOError } from '../../errors.ts';
-import { asFloat32, type HostTensor } from '../../graph/tensor.ts';
+import type { HostTensor } from '../../graph/tensor.ts';
+import { queriesToPredictLayout } from '../detr/query-layout.ts';
 import { DFINE_COMMON as C } from './config.ts';
 
 /** nc when the file's outputs are the original's pair, `pred_logits` [B, 300, nc] and `pred_boxes` [B, 300, 4]; else null. */
@@ -25,24 +26,5 @@ export function dfineExportToPredict(output: HostTensor, context: { extra: Recor
     const got = [output, ...Object.values(context.extra)].map((t) => `[${t.dims.join(', ')}]`).join(', ');
     throw new LibreYOLOError('model_load_failed', `A D-FINE export has outputs pred_logits [B, 300, nc] and pred_boxes [B, 300, 4]; got ${got}.`);
   }
-  const [b, q] = boxes.dims as [number, number];
-  const nc = logits.dims[2]!;
-  const [, , h, w] = context.inputDims as [number, number, number, number];
-  // A half export's outputs arrive as float16.
-  const bd = asFloat32(boxes);
-  const ld = asFloat32(logits);
-  const rows = 4 + nc;
-  const out = new Float32Array(b * rows * q);
-  const f = Math.fround;
-  for (let i = 0; i < b; i++) for (let j = 0; j < q; j++) {
-    const s = (i * q + j) * 4;
-    const hw = f(Math.max(bd[s + 2]!, 0) * 0.5), hh = f(Math.max(bd[s + 3]!, 0) * 0.5);
-    const o = i * rows * q + j;
-    out[o] = f(f(bd[s]! - hw) * w);
-    out[o + q] = f(f(bd[s + 1]! - hh) * h);
-    out[o + 2 * q] = f(f(bd[s]! + hw) * w);
-    out[o + 3 * q] = f(f(bd[s + 1]! + hh) * h);
-    for (let c = 0; c < nc; c++) out[o + (4 + c) * q] = 1 / (1 + Math.exp(-ld[(i * q + j) * nc + c]!));
-  }
-  return { dtype: 'float32', dims: [b, rows, q], data: out };
+  return queriesToPredictLayout(boxes, logits, context.inputDims, { clampSize: true });
 }

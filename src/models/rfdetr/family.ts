@@ -7,7 +7,8 @@
  */
 import { COCO91_TO_COCO80, COCO_NAMES } from '../../data/coco.ts';
 import { LibreYOLOError } from '../../errors.ts';
-import { asFloat32, type HostTensor } from '../../graph/tensor.ts';
+import type { HostTensor } from '../../graph/tensor.ts';
+import { queriesToPredictLayout } from '../detr/query-layout.ts';
 import { DEFAULT_CAPABILITIES, type ModelFamily } from '../registry.ts';
 import { RFDETR_COMMON as C, RFDETR_CONFIGS, RFDETR_SIZES, type RfdetrSize } from './config.ts';
 import { initializeRfdetr } from './init.ts';
@@ -33,26 +34,7 @@ export function rfdetrExportToPredict(output: HostTensor, context: { extra: Reco
   const dets = all.find((t) => t.dims.length === 3 && t.dims[2] === 4);
   const logits = all.find((t) => t !== dets && t.dims.length === 3);
   if (!dets || !logits) throw new LibreYOLOError('model_load_failed', `An RF-DETR export has a boxes output [B, Q, 4] and a logits output [B, Q, nc+1]; got ${all.map((t) => `[${t.dims.join(', ')}]`).join(', ')}.`);
-  const [b, q] = dets.dims as [number, number];
-  const k = logits.dims[2]!;
-  const [, , h, w] = context.inputDims as [number, number, number, number];
-  // A half export's outputs may arrive as float16.
-  const bd = asFloat32(dets);
-  const ld = asFloat32(logits);
-  const rows = 4 + k;
-  const out = new Float32Array(b * rows * q);
-  const f = Math.fround;
-  for (let i = 0; i < b; i++) for (let j = 0; j < q; j++) {
-    const s = (i * q + j) * 4;
-    const hw = f(bd[s + 2]! * 0.5), hh = f(bd[s + 3]! * 0.5);
-    const o = i * rows * q + j;
-    out[o] = f(f(bd[s]! - hw) * w);
-    out[o + q] = f(f(bd[s + 1]! - hh) * h);
-    out[o + 2 * q] = f(f(bd[s]! + hw) * w);
-    out[o + 3 * q] = f(f(bd[s + 1]! + hh) * h);
-    for (let c = 0; c < k; c++) out[o + (4 + c) * q] = 1 / (1 + Math.exp(-ld[(i * q + j) * k + c]!));
-  }
-  return { dtype: 'float32', dims: [b, rows, q], data: out };
+  return queriesToPredictLayout(dets, logits, context.inputDims, { clampSize: false });
 }
 
 /** nc of an export whose outputs are `dets [B,Q,4]` and `labels [B,Q,nc+1]` (Q the query count), else null. */
