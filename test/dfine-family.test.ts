@@ -103,20 +103,25 @@ describe('D-FINE family through LibreYOLO()', () => {
     }
   });
 
-  it('a size-s checkpoint without metadata (named LibreDFINEs.pt) is read as dfine-s from its shapes and predicts at 640', async () => {
-    const net = new DfineDetector({ size: 's', nc: 3 });
-    const path = join(dir, 'LibreDFINEs.pt');
-    await saveCheckpointPt(path, new Map([...net.namedTensors()].map(([k, p]) => [k, p.value])));
-    const m = await LibreYOLO(path, { progress: false, threads: 2 });
-    try {
-      assert.deepEqual([m.family.name, m.size, m.nc, m.parameterCount()], ['dfine', 's', 3, net.parameterCount()]);
-      const out = await m.forward(inputOf(io, '1x3x640x640'));
-      assert.deepEqual(out.dims, [1, 4 + 3, 300]);
-      assert.ok((out.data as Float32Array).every(Number.isFinite), 'finite outputs');
-    } finally {
-      await m.close();
-    }
-  });
+  for (const size of ['s', 'm', 'l', 'x'] as const) {
+    it(`a size-${size} checkpoint in the original's format without metadata (named LibreDFINE${size}.pt) is read as dfine-${size} from its shapes and predicts at 640`, async () => {
+      const net = new DfineDetector({ size, nc: 3 });
+      const path = join(dir, `LibreDFINE${size}.pt`);
+      await saveCheckpointPt(path, new Map([...net.namedTensors()].map(([k, p]) => [k, p.value])));
+      const m = await LibreYOLO(path, { progress: false, threads: 2 });
+      try {
+        assert.deepEqual([m.family.name, m.size, m.nc, m.parameterCount()], ['dfine', size, 3, net.parameterCount()]);
+        const out = await m.forward(inputOf(io, '1x3x640x640'));
+        assert.deepEqual(out.dims, [1, 4 + 3, 300]);
+        assert.ok((out.data as Float32Array).every(Number.isFinite), 'finite outputs');
+        const r = (await m.predict(PHOTO, { conf: 0, max_det: 5 })) as Results;
+        assert.equal(r.boxes.length, 5, 'the full predict path runs and keeps max_det rows');
+      } finally {
+        await m.close();
+        rmSync(path, { force: true });
+      }
+    });
+  }
 
   it('libreyolo predict model=<a copy of dfinen_ref.pt> names the family and size, then the photo\'s detections', async () => {
     const copy = join(dir, 'my-dfine.pt');
