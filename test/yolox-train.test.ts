@@ -57,6 +57,16 @@ async function trainPredictions(net: DetectionNetwork, images: PlainTensor, shap
   }
 }
 
+/** Image `i`'s labelled rows of the fixture's `targets_2x4x5` (pixel cx, cy, w, h; all-zero rows are padding). */
+function fixtureGts(rows: Float32Array, i: number): GtBox[] {
+  const gts: GtBox[] = [];
+  for (let r = 0; r < 4; r++) {
+    const [c, cx, cy, w, h] = Array.from(rows.subarray((i * 4 + r) * 5, (i * 4 + r) * 5 + 5));
+    if (c! + cx! + cy! + w! + h! > 0) gts.push({ cls: c!, cx: cx!, cy: cy!, w: w!, h: h! });
+  }
+  return gts;
+}
+
 const softplus = (x: number): number => Math.max(x, 0) + Math.log1p(Math.exp(-Math.abs(x)));
 
 describe('YOLOX training step parity with the original', () => {
@@ -91,11 +101,7 @@ describe('YOLOX training step parity with the original', () => {
     ];
     const rows = ref.get('targets_2x4x5')!.data as Float32Array;
     for (let i = 0; i < 2; i++) {
-      const gts: GtBox[] = [];
-      for (let r = 0; r < 4; r++) {
-        const [c, cx, cy, w, h] = Array.from(rows.subarray((i * 4 + r) * 5, (i * 4 + r) * 5 + 5));
-        if (c! + cx! + cy! + w! + h! > 0) gts.push({ cls: c!, cx: cx!, cy: cy!, w: w!, h: h! });
-      }
+      const gts = fixtureGts(rows, i);
       const r = simota({ rows: preds, offset: i * A * 85, stride: 85, nc: 80 }, grid, gts);
       assert.equal(r.candidates, want[i]!.candidates, `image ${i} candidates`);
       assert.deepEqual(r.dynamicK, gts.map(() => 1));
@@ -166,11 +172,7 @@ describe('YOLOX training step parity with the original', () => {
     let sum = 0;
     let fg = 0;
     for (let i = 0; i < 2; i++) {
-      const gts: GtBox[] = [];
-      for (let r = 0; r < 4; r++) {
-        const [c, cx, cy, w, h] = Array.from(rows.subarray((i * 4 + r) * 5, (i * 4 + r) * 5 + 5));
-        if (c! + cx! + cy! + w! + h! > 0) gts.push({ cls: c!, cx: cx!, cy: cy!, w: w!, h: h! });
-      }
+      const gts = fixtureGts(rows, i);
       const r = simota({ rows: preds, offset: i * A * 85, stride: 85, nc: 80 }, grid, gts);
       r.fgAnchors.forEach((a, k) => {
         const g = gts[r.matchedGt[k]!]!;
