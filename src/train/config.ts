@@ -51,6 +51,11 @@ export interface TrainConfig {
   mixup_scale: [number, number];
   ema: boolean;
   ema_decay: number;
+  /**
+   * From the no-aug epoch (epochs - no_aug_epochs) on, the EMA decay becomes this constant, without
+   * the warm-up ramp (D-FINE's "EMA restart": the original's ema_restart_decay); null = no switch.
+   */
+  ema_restart_decay: number | null;
   save_period: number;
   eval_interval: number;
   save_plots: boolean;
@@ -82,13 +87,13 @@ export const TRAIN_DEFAULTS: Omit<TrainConfig, 'data'> = {
   momentum: 0.937, weight_decay: 5e-4, nesterov: true, scheduler: 'linear', warmup_epochs: 3, warmup_lr_start: 1e-4,
   min_lr_ratio: 0.01, no_aug_epochs: 15, mosaic_prob: 1.0, mixup_prob: 0.0, hsv_prob: 1.0, flip_prob: 0.5,
   degrees: 0.0, translate: 0.1, shear: 0.0, mosaic_scale: [0.5, 1.5], mixup_scale: [0.5, 1.5], ema: true, ema_decay: 0.9999,
-  save_period: 10, eval_interval: 10, save_plots: false, cache: false, freeze: null, nbs: null, sync_bn: false,
+  ema_restart_decay: null, save_period: 10, eval_interval: 10, save_plots: false, cache: false, freeze: null, nbs: null, sync_bn: false,
   log_interval: 10, data_dir: null, max_labels: 100, clip_max_norm: 0,
   profile: false, profile_then_stop: false, profile_warmup: 5, profile_steps: 20, profile_trace: true, profile_open: true,
   threads: null, verbose: true,
 };
 
-type Kind = 'int' | 'number' | 'bool' | 'string' | 'nullable-string' | 'pair' | 'nullable-int' | 'int-list' | 'resume' | 'pretrained' | 'cache';
+type Kind = 'int' | 'number' | 'bool' | 'string' | 'nullable-string' | 'pair' | 'nullable-int' | 'nullable-number' | 'int-list' | 'resume' | 'pretrained' | 'cache';
 
 const KINDS: Record<keyof TrainConfig, Kind> = {
   data: 'string', epochs: 'int', batch: 'int', imgsz: 'int', lr0: 'number', optimizer: 'string', device: 'string', workers: 'int',
@@ -96,7 +101,7 @@ const KINDS: Record<keyof TrainConfig, Kind> = {
   allow_download_scripts: 'bool', pretrained: 'pretrained', momentum: 'number', weight_decay: 'number', nesterov: 'bool',
   scheduler: 'string', warmup_epochs: 'number', warmup_lr_start: 'number', min_lr_ratio: 'number', no_aug_epochs: 'int',
   mosaic_prob: 'number', mixup_prob: 'number', hsv_prob: 'number', flip_prob: 'number', degrees: 'number', translate: 'number',
-  shear: 'number', mosaic_scale: 'pair', mixup_scale: 'pair', ema: 'bool', ema_decay: 'number', save_period: 'int',
+  shear: 'number', mosaic_scale: 'pair', mixup_scale: 'pair', ema: 'bool', ema_decay: 'number', ema_restart_decay: 'nullable-number', save_period: 'int',
   eval_interval: 'int', save_plots: 'bool', cache: 'cache', freeze: 'int-list', nbs: 'nullable-int', sync_bn: 'bool',
   log_interval: 'int', data_dir: 'nullable-string', max_labels: 'int', clip_max_norm: 'number', profile: 'bool', profile_then_stop: 'bool',
   profile_warmup: 'int', profile_steps: 'int', profile_trace: 'bool', profile_open: 'bool', threads: 'nullable-int', verbose: 'bool',
@@ -105,7 +110,7 @@ const KINDS: Record<keyof TrainConfig, Kind> = {
 /** Whether the original holds `key` as a float (or a pair of floats): checkpoints write it as one. */
 export function isFloatField(key: string): boolean {
   const kind = (KINDS as Record<string, Kind | undefined>)[key];
-  return kind === 'number' || kind === 'pair';
+  return kind === 'number' || kind === 'nullable-number' || kind === 'pair';
 }
 
 /** Keys that are not config fields but are accepted by `train()` (callbacks/loggers are not supported here). */
@@ -138,6 +143,10 @@ function coerce(key: string, kind: Kind, v: unknown): unknown {
     case 'nullable-int': {
       if (v === null || v === undefined || v === 'None' || v === 'null') return null;
       return coerce(key, 'int', v);
+    }
+    case 'nullable-number': {
+      if (v === null || v === undefined || v === 'None' || v === 'null') return null;
+      return coerce(key, 'number', v);
     }
     case 'number': {
       const n = num(v);
@@ -240,6 +249,7 @@ export function resolveTrainConfig(options: Record<string, unknown>, warn: Warn,
   range('warmup_epochs', cfg.warmup_epochs >= 0, '>= 0');
   range('no_aug_epochs', cfg.no_aug_epochs >= 0, '>= 0');
   range('ema_decay', cfg.ema_decay > 0 && cfg.ema_decay < 1, 'in (0, 1)');
+  range('ema_restart_decay', cfg.ema_restart_decay === null || (cfg.ema_restart_decay > 0 && cfg.ema_restart_decay < 1), 'in (0, 1) (or null: no switch)');
   range('save_period', cfg.save_period >= 0, '>= 0');
   range('eval_interval', cfg.eval_interval >= 1, '>= 1');
   range('patience', cfg.patience >= 0, '>= 0');

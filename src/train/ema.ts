@@ -22,6 +22,9 @@ export class ModelEMA {
   readonly state: Map<string, HostTensor>;
   updates: number;
 
+  /** A constant decay replacing the ramp (setConstantDecay), else null. */
+  private constant: number | null = null;
+
   constructor(source: Iterable<[string, Parameter]>, readonly decay = EMA_DECAY, readonly tau = EMA_TAU, updates = 0) {
     this.state = new Map();
     for (const [k, p] of source) this.state.set(k, copyTensor(p.value));
@@ -30,7 +33,15 @@ export class ModelEMA {
 
   /** The decay used by update number `u` (1-based). */
   decayAt(u: number): number {
-    return this.decay * (1 - Math.exp(-u / this.tau));
+    return this.constant ?? this.decay * (1 - Math.exp(-u / this.tau));
+  }
+
+  /**
+   * Every later update uses `decay` as is, without the ramp (the original's set_decay(d, ramp=False),
+   * D-FINE's EMA restart); the averaged state and the update count carry on.
+   */
+  setConstantDecay(decay: number): void {
+    this.constant = decay;
   }
 
   update(source: Iterable<[string, Parameter]>): void {

@@ -163,9 +163,13 @@ export class Optimizer {
     return this.groups.map((g) => g.lr);
   }
 
-  /** The schedule's LR, times each group's multiplier. */
-  setLr(lr: number): void {
-    for (const g of this.groups) g.lr = lr * g.lrMult;
+  /**
+   * The schedule's LR, times each group's multiplier; `multipliers: false` gives every group the
+   * plain LR (the original's LR before the first step of a run, see the trainer).
+   */
+  setLr(lr: number, options: { multipliers?: boolean } = {}): void {
+    const scaled = options.multipliers ?? true;
+    for (const g of this.groups) g.lr = scaled ? lr * g.lrMult : lr;
   }
 
   /** Number of trainable parameters (elements). */

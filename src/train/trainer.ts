@@ -310,7 +310,10 @@ export class Trainer {
       this.saveDir = await makeRunDir(cfg.project, cfg.name, cfg.exist_ok, cwd);
     }
     this.globalStep = this.startEpoch * stepsPerEpoch;
-    this.optimizer.setLr(this.schedule.lr(this.globalStep));
+    // As the original's _initialize_scheduler_lr: the first step of a run (or of a resumed run) takes
+    // the schedule's LR in every group, without the group multipliers (D-FINE's backbone x0.5 too);
+    // every later step gets lr(k) x multiplier.
+    this.optimizer.setLr(this.schedule.lr(this.globalStep), { multipliers: false });
     this.results.save_dir = this.saveDir;
     this.csv = new ResultsCsv(join(this.saveDir, 'results.csv'));
     if (resume && existsSync(this.csv.path)) {
@@ -486,6 +489,10 @@ export class Trainer {
       this.startedAt = performance.now();
       for (let epoch = this.startEpoch; epoch < cfg.epochs; epoch++) {
         const t0 = performance.now();
+        // The no-aug phase (also when a resume starts inside it): the EMA restart's constant decay.
+        if (this.ema && cfg.ema_restart_decay !== null && cfg.no_aug_epochs > 0 && epoch >= cfg.epochs - cfg.no_aug_epochs) {
+          this.ema.setConstantDecay(cfg.ema_restart_decay);
+        }
         const { stats, stopped } = await this.trainEpoch(epoch);
         const losses = stats.losses;
         const lossMean = mean(losses.map((l) => l.total));
