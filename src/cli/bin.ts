@@ -1,6 +1,9 @@
 #!/usr/bin/env node
 /** Process entry: run the CLI and exit with its code (no stack traces for user errors). */
 import { main } from './main.ts';
+import { printWarningsPlainly } from './warnings.ts';
+
+printWarningsPlainly();
 
 main(process.argv.slice(2)).then(
   (code) => {

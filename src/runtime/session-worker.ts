@@ -11,6 +11,10 @@ import type { DType } from '../graph/tensor.ts';
 
 if (!parentPort) throw new Error('session-worker must run as a worker thread');
 const port = parentPort;
+// ORT's native logger writes to stderr on its own, before the error it also throws (a missing CUDA
+// provider prints a provider_bridge_ort.cc line ahead of our message): errors reach the user as
+// exceptions, so the log shows only fatal ones unless LIBREYOLO_DEBUG asks for ORT's warnings.
+ort.env.logLevel = process.env.LIBREYOLO_DEBUG ? 'warning' : 'fatal';
 const sessions = new Map<string, ort.InferenceSession>();
 
 function toOrt(t: WireTensor): ort.Tensor {

@@ -41,13 +41,17 @@ export function valCommand(): Command {
       checkRange('batch', flags.batch, 1);
       checkRange('max_det', flags.maxDet, 1);
       const model = await LibreYOLO(flags.model, { device: flags.device });
+      const tty = Boolean(process.stderr.isTTY);
       try {
         const r = await validate(model, flags.data, {
           split: flags.split, conf: flags.conf, iou: flags.iou, max_det: flags.maxDet, batch: flags.batch,
           ...(flags.imgsz !== undefined ? { imgsz: flags.imgsz } : {}),
-          onProgress: (done, total) => { if (!flags.json) process.stderr.write(`\rval ${done}/${total} images`); },
+          onProgress: (done, total) => {
+            // A terminal redraws one line; a log file or pipe gets the final count only, not a run of \r-joined counts.
+            if (!flags.json && (tty || done === total)) process.stderr.write(`${tty ? '\r' : ''}val ${done}/${total} images${tty ? '' : '\n'}`);
+          },
         });
-        if (!flags.json) process.stderr.write('\n');
+        if (!flags.json && tty) process.stderr.write('\n');
         if (flags.json) {
           process.stdout.write(`${JSON.stringify({ schema_version: 1, model: flags.model, model_family: model.family.name, model_size: model.size, data: flags.data, split: flags.split, images: r.images, instances: r.instances, seconds: r.seconds, metrics: r.metrics })}\n`);
         } else {
