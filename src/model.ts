@@ -146,7 +146,7 @@ export class LibreYOLOModel {
   }
 
   /** What the predict runner needs; `mode` is the call's graph-capture mode (scoped to that call). */
-  private context(mode: GraphMode): PredictContext {
+  private context(mode: GraphMode, validation = false): PredictContext {
     const engine = this.engine;
     const eager: PredictContext['forward'] = (x, o) => engine.forward(x, o);
     return {
@@ -157,6 +157,7 @@ export class LibreYOLOModel {
       eagerForward: eager,
       acceptsBatch: (b) => engine.acceptsBatch(b),
       warn: this.warn,
+      ...(validation ? { validation } : {}),
     };
   }
 
@@ -220,8 +221,19 @@ export class LibreYOLOModel {
     return out;
   }
 
+  /**
+   * predict() on image paths with the images prepared as the original's validator prepares them
+   * (the family's `valInput`: D-FINE's OpenCV double resize), for `validate()`; other families
+   * predict as usual.
+   */
+  async predictForValidation(paths: string[], options: PredictOptions): Promise<Results[]> {
+    const out: Results[] = [];
+    for await (const r of this.streamResults(paths, options, undefined, true)) out.push(r);
+    return out;
+  }
+
   /** Validates everything before loading any image, then yields results as they complete. */
-  private async *streamResults(source: ImageSource | ImageSource[], options: PredictOptions, onKind?: SourceKindCheck): AsyncGenerator<Results> {
+  private async *streamResults(source: ImageSource | ImageSource[], options: PredictOptions, onKind?: SourceKindCheck, validation = false): AsyncGenerator<Results> {
     this.ensureOpen();
     const opts = resolvePredictOptions(options as Record<string, unknown>, { names: this.names, imgszStride: this.family.imgszStride }, this.warn);
     if (opts.cudaGraph !== 'off') this.requireGraphSupport();
@@ -233,7 +245,7 @@ export class LibreYOLOModel {
     }
     const { items, isBatch } = await resolveSources(source);
     onKind?.(isBatch, items.length, typeof source === 'string' ? source : source instanceof URL ? source.href : 'the list');
-    yield* runPredict(this.context(opts.cudaGraph), items, opts, isBatch);
+    yield* runPredict(this.context(opts.cudaGraph, validation), items, opts, isBatch);
   }
 
   private checkTaskGates(opts: ResolvedPredictOptions): void {

@@ -302,6 +302,13 @@ export interface ModelFamily {
   /** Fully custom preprocessing (e.g. PIL's antialiased resize); overrides `input` for predict. */
   preprocess?(image: RgbImage, size: [number, number]): PreprocessPlan;
   /**
+   * Validation's input when the original's validator prepares images differently from predict
+   * (absent: the predict preprocessing). `preResize`: the validation dataset's aspect-preserving
+   * OpenCV INTER_LINEAR resize to fit the input first, then `resize` is applied to that image
+   * (D-FINE: then an OpenCV stretch, where predict stretches the original with Pillow).
+   */
+  readonly valInput?: PreprocessSpec & { preResize?: boolean };
+  /**
    * ONNX Runtime session config entries for this family's sessions (predict and reloaded exports),
    * e.g. `optimization.disable_specified_optimizers` for a fusion that is slower on its graph.
    */

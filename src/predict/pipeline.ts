@@ -42,6 +42,8 @@ export interface PipelineContext {
   forward(x: HostTensor, options?: { transfer?: boolean }): Promise<ForwardResult>;
   /** Whether the runtime can take a batch of this size at all. */
   acceptsBatch(batch: number): boolean;
+  /** The input plan of an image (default: the family's predict preprocessing, `planFor`). */
+  plan?(image: RgbImage, size: [number, number]): PreprocessPlan;
 }
 
 interface PreparedChunk<T> {
@@ -70,7 +72,7 @@ async function prepareChunk<T>(ctx: PipelineContext, jobs: Job<T>[], size: [numb
   } else {
     loadedJobs = (await Promise.all(loads)).map((image, k) => ({ meta: jobs[k]!.meta, image }));
   }
-  const items = loadedJobs.map(({ meta, image }) => ({ meta, image, plan: planFor(ctx.family, image, size) }));
+  const items = loadedJobs.map(({ meta, image }) => ({ meta, image, plan: ctx.plan ? ctx.plan(image, size) : planFor(ctx.family, image, size) }));
   const plans = items.map((i) => i.plan);
   let tensors: HostTensor[];
   if (stack && items.length > 1 && stackable(plans) && ctx.acceptsBatch(items.length)) {

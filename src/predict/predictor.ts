@@ -15,6 +15,7 @@ import type { Warn } from '../util/warn.ts';
 import type { ResolvedPredictOptions } from './options.ts';
 import { useStackedPath } from './batching.ts';
 import { emptyDetections, familyDetections, mergeDetections, truncate } from './merge.ts';
+import { validationPlanFor } from './preprocess.ts';
 import { mergeTiles } from './tile-merge.ts';
 import { runChunks, type ImageOutput, type Job, type LoadErrorHandler, type PipelineContext } from './pipeline.ts';
 import { CLASS_FILTER_MIN_DET, filterClasses, postprocessDetections, type Detections } from './postprocess.ts';
@@ -42,6 +43,8 @@ export interface PredictContext {
   eagerForward(x: HostTensor, options?: { transfer?: boolean }): Promise<ForwardResult>;
   acceptsBatch(batch: number): boolean;
   warn: Warn;
+  /** Images are prepared as the original's validator does (the family's `valInput`), not as predict. */
+  validation?: boolean;
 }
 
 interface ItemMeta {
@@ -50,7 +53,10 @@ interface ItemMeta {
 }
 
 function pipelineCtx(ctx: PredictContext, eager = false): PipelineContext {
-  return { family: ctx.family, forward: eager ? ctx.eagerForward : ctx.forward, acceptsBatch: (b) => ctx.acceptsBatch(b) };
+  return {
+    family: ctx.family, forward: eager ? ctx.eagerForward : ctx.forward, acceptsBatch: (b) => ctx.acceptsBatch(b),
+    ...(ctx.validation ? { plan: (image: RgbImage, size: [number, number]) => validationPlanFor(ctx.family, image, size) } : {}),
+  };
 }
 
 /** The family's decode choice as postprocess options, for an output of `columns` score rows. */

@@ -87,6 +87,22 @@ export function planFor(family: ModelFamily, image: RgbImage, size: [number, num
   return spec.resize === 'stretch' ? stretchPlan(image, size, spec) : letterboxPlan(image, size, spec);
 }
 
+/**
+ * The validator's input plan: the family's `valInput` when it has one (with `preResize`, the image
+ * first fitted into the input by an aspect-preserving INTER_LINEAR resize to (int(W0 r), int(H0 r)),
+ * as the original's validation dataset does), else the predict plan. Boxes still map back to the
+ * original image.
+ */
+export function validationPlanFor(family: ModelFamily, image: RgbImage, size: [number, number]): PreprocessPlan {
+  const spec = family.valInput;
+  if (!spec) return planFor(family, image, size);
+  if (!spec.preResize) return spec.resize === 'stretch' ? stretchPlan(image, size, spec) : letterboxPlan(image, size, spec);
+  if (spec.resize !== 'stretch') throw new Error(`${family.name}: valInput.preResize is implemented for resize 'stretch' only`);
+  const g = letterboxGeometry(image.width, image.height, size[0], size[1]);
+  // The stretch's ratios are relative to the image it resized; boxes go back to the original.
+  return { ...stretchPlan(resizeBilinear(image, g.newWidth, g.newHeight), size, spec), ratio: size[1] / image.width, ratioY: size[0] / image.height };
+}
+
 export function planLength(plan: PreprocessPlan): number {
   return plan.dims.reduce((a, b) => a * b, 1);
 }

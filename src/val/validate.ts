@@ -1,6 +1,7 @@
 /**
  * Validation of a detector on a dataset split, as the original's validator: predictions with
- * conf 0.001 (and the given NMS IoU / max_det, same top-left letterbox as inference), ground truth
+ * conf 0.001 (and the given NMS IoU / max_det; the images prepared as inference does, except for a
+ * family whose original validator differs, D-FINE's double resize: `valInput`), ground truth
  * from the YOLO labels (pixel boxes clamped to the image, degenerate rows skipped), and COCO-style
  * metrics under the original's key names.
  */
@@ -22,6 +23,8 @@ export interface PredictionLike {
 /** What validation needs of a model (`LibreYOLOModel` fits). */
 export interface PredictorLike {
   predict(source: string[], options: { conf: number; iou: number; max_det: number; batch: number; imgsz?: number | [number, number] }): Promise<PredictionLike[]>;
+  /** predict() with the images prepared as the original's validator does (LibreYOLOModel has it); used when present. */
+  predictForValidation?(source: string[], options: { conf: number; iou: number; max_det: number; batch: number; imgsz?: number | [number, number] }): Promise<PredictionLike[]>;
 }
 
 export interface ValidateOptions extends DatasetOptions {
@@ -147,7 +150,7 @@ export async function validate(model: PredictorLike, data: string | DatasetSplit
   const predictions: PredictionLike[] = [];
   for (let i = 0; i < split.images.length; i += chunk) {
     const paths = split.images.slice(i, i + chunk);
-    const res = await model.predict(paths, predictOptions);
+    const res = model.predictForValidation ? await model.predictForValidation(paths, predictOptions) : await model.predict(paths, predictOptions);
     if (res.length !== paths.length) throw new LibreYOLOError('io_error', `predict returned ${res.length} results for ${paths.length} images`);
     appendAll(predictions, res);
     options.onProgress?.(predictions.length, split.images.length);

@@ -31,6 +31,9 @@ export const dfineFamily: ModelFamily = {
   capabilities: { ...DEFAULT_CAPABILITIES, SUPPORTS_BATCHED_PREDICT: true, TTA_FIXED_SIZE: true },
   // dfine.md 4.1: Pillow BILINEAR stretch to 640x640, float32(u8) / 255, RGB.
   input: { resize: 'stretch', filter: 'pil', pad: 0, channels: 'rgb', scale: 1 / 255 },
+  // dfine.md 4.3 (DFINEValPreprocessor): the validation dataset first fits the image into 640 with
+  // OpenCV INTER_LINEAR (aspect kept), then OpenCV stretches that to 640x640; RGB, /255.
+  valInput: { resize: 'stretch', filter: 'linear', pad: 0, channels: 'rgb', scale: 1 / 255, preResize: true },
   // dfine.md 4.3: top min(max_det, Q * nc) of the sigmoid scores, boxes not clipped.
   postprocess: { kind: 'topk', k: C.numQueries, clip: false },
   // ORT fuses the residual Add + LayerNormalization of the attention blocks into SkipLayerNormalization,
