@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { RgbImage } from '../src/data/image.ts';
-import { letterbox } from '../src/data/letterbox.ts';
+import { letterbox, resizeBilinear } from '../src/data/letterbox.ts';
 import {
   DEFAULT_HYP, augmentHsv, drawHsvGains, filterBoxes, flipHorizontal, hsv8ToRgb, mosaic4, mulberry32, rgbToHsv8,
   scaleTranslate, trainTransform,
@@ -151,6 +151,27 @@ describe('train transform', () => {
     assert.deepEqual(t.slice(0, 5), [1, 40 / 64, 4 / 64, 56 / 64, 20 / 64]);
     // bottom padding is 114/255
     assert.equal(out[63 * 64], Math.fround(114 / 255));
+  });
+
+  it('resize stretch (D-FINE\'s train Resize to s x s): the image stretched by INTER_LINEAR, x and y normalised by their own sides, no padding', () => {
+    // A 64 x 32 pre-resized image: left half dark, right half bright.
+    const img = solid(64, 32, [10, 200, 30]);
+    for (let y = 0; y < 32; y++) for (let x = 32; x < 64; x++) img.data.set([240, 20, 90], (y * 64 + x) * 3);
+    const out = new Float32Array(3 * 64 * 64), targets = new Float32Array(2 * 5);
+    const boxes = Float32Array.of(1, 8, 4, 24, 20);
+    const n = trainTransform(img, boxes, 64, { ...DEFAULT_HYP, hsvProb: 0, flipProb: 0, resize: 'stretch' }, mulberry32(1), out, 0, targets, 0, 2);
+    assert.equal(n, 1);
+    // y spans 32 rows stretched to 64: 4 / 32 and 20 / 32; x as is.
+    assert.deepEqual(Array.from(targets.subarray(0, 5)), [1, 8 / 64, 4 / 32, 24 / 64, 20 / 32]);
+    const want = resizeBilinear(img, 64, 64);
+    for (let k = 0; k < 64 * 64; k++) for (let c = 0; c < 3; c++) {
+      assert.equal(out[c * 64 * 64 + k], Math.fround(want.data[k * 3 + c]! / 255), `pixel ${k} channel ${c}`);
+    }
+    // The bottom row is image, not the letterbox's 114 padding.
+    assert.equal(out[63 * 64], Math.fround(10 / 255));
+    // A box 0.8 px tall before the stretch is 1.6 px after: kept (the filter sees the stretched side; a letterbox drops it).
+    const kept = trainTransform(img, Float32Array.of(0, 8, 4, 24, 4.8), 64, { ...DEFAULT_HYP, hsvProb: 0, flipProb: 0, resize: 'stretch' }, mulberry32(1), out, 0, targets, 0, 2);
+    assert.equal(kept, 1);
   });
 
   it('keeps every box and skips HSV/flip when all boxes would be filtered', () => {

@@ -53,6 +53,11 @@ export interface AugmentHyp {
   mixupProb: number;
   /** Jitter range of the mixed-in image (default [0.5, 1.5]). */
   mixupScale: readonly [number, number];
+  /**
+   * The last step onto the s x s input: top-left letterbox (default, YOLO9/YOLOX) or a stretch that
+   * ignores the aspect ratio (D-FINE's train Resize to 640x640, after the aspect-preserving pre-resize).
+   */
+  resize?: 'letterbox' | 'stretch';
 }
 
 export const DEFAULT_HYP: Readonly<AugmentHyp> = Object.freeze({
@@ -227,11 +232,11 @@ export function flipHorizontal(img: RgbImage, boxes: Float32Array): void {
   }
 }
 
-/** Keeps boxes whose width and height (times `scale`) both exceed `minSide`. */
-export function filterBoxes(boxes: Float32Array, minSide: number, scale = 1): Float32Array {
+/** Keeps boxes whose width (times `scale`) and height (times `scaleY`) both exceed `minSide`. */
+export function filterBoxes(boxes: Float32Array, minSide: number, scale = 1, scaleY = scale): Float32Array {
   const keep: number[] = [];
   for (let i = 0; i < boxes.length; i += 5) {
-    if ((boxes[i + 3]! - boxes[i + 1]!) * scale > minSide && (boxes[i + 4]! - boxes[i + 2]!) * scale > minSide) keep.push(i);
+    if ((boxes[i + 3]! - boxes[i + 1]!) * scale > minSide && (boxes[i + 4]! - boxes[i + 2]!) * scaleY > minSide) keep.push(i);
   }
   if (keep.length * 5 === boxes.length) return boxes;
   const out = new Float32Array(keep.length * 5);
@@ -349,9 +354,10 @@ export function preResize(img: RgbImage, size: number): RgbImage {
 
 /**
  * Final step of every train sample: HSV + flip (skipped for images without boxes, or when every box
- * would be filtered, as the original), top-left letterbox into `out` (float CHW /255), boxes scaled,
- * filtered (side <= 1 px), normalised by the canvas size, clipped to [0,1] and written into `targets`
- * (`maxLabels` rows, padding `[-1,0,0,0,0]`). Random draws are the same whatever the branch.
+ * would be filtered, as the original), top-left letterbox into `out` (float CHW /255), or with
+ * `hyp.resize` 'stretch' an INTER_LINEAR resize to size x size; boxes scaled, filtered (side <= 1 px),
+ * normalised by the canvas size, clipped to [0,1] and written into `targets` (`maxLabels` rows,
+ * padding `[-1,0,0,0,0]`). Random draws are the same whatever the branch.
  */
 export function trainTransform(
   img: RgbImage, boxes: Float32Array, size: number, hyp: AugmentHyp, rand: Rand,
@@ -360,31 +366,33 @@ export function trainTransform(
   const doHsv = rand() < hyp.hsvProb;
   const gains = drawHsvGains(rand, hyp.hsvGains);
   const doFlip = rand() < hyp.flipProb;
+  const stretch = hyp.resize === 'stretch';
   const r = letterboxGeometry(img.width, img.height, size, size).ratio;
+  const [sx, sy] = stretch ? [size / img.width, size / img.height] : [r, r];
   let final = boxes;
   if (boxes.length > 0) {
-    const kept = filterBoxes(boxes, 1, r);
+    const kept = filterBoxes(boxes, 1, sx, sy);
     if (kept.length > 0) {
       if (doHsv) augmentHsv(img, gains);
       if (doFlip) flipHorizontal(img, kept);
       final = kept;
     }
   }
-  letterboxInto(img, size, out, outOffset);
-  return writeTargets(final, r / size, targets, targetOffset, maxLabels);
+  letterboxInto(stretch && (img.width !== size || img.height !== size) ? resizeBilinear(img, size, size) : img, size, out, outOffset);
+  return writeTargets(final, sx / size, targets, targetOffset, maxLabels, sy / size);
 }
 
-/** Writes boxes * scale, clipped to [0,1], as `[cls, x1, y1, x2, y2]` rows; pads the rest. Returns rows written. */
-export function writeTargets(boxes: Float32Array, scale: number, targets: Float32Array, offset: number, maxLabels: number): number {
+/** Writes boxes * scale (y * scaleY), clipped to [0,1], as `[cls, x1, y1, x2, y2]` rows; pads the rest. Returns rows written. */
+export function writeTargets(boxes: Float32Array, scale: number, targets: Float32Array, offset: number, maxLabels: number, scaleY = scale): number {
   const n = Math.min(boxes.length / 5, maxLabels);
-  const c = (v: number): number => Math.min(Math.max(v * scale, 0), 1);
+  const c = (v: number, k: number): number => Math.min(Math.max(v * k, 0), 1);
   for (let i = 0; i < n; i++) {
     const o = offset + i * 5, b = i * 5;
     targets[o] = boxes[b]!;
-    targets[o + 1] = c(boxes[b + 1]!);
-    targets[o + 2] = c(boxes[b + 2]!);
-    targets[o + 3] = c(boxes[b + 3]!);
-    targets[o + 4] = c(boxes[b + 4]!);
+    targets[o + 1] = c(boxes[b + 1]!, scale);
+    targets[o + 2] = c(boxes[b + 2]!, scaleY);
+    targets[o + 3] = c(boxes[b + 3]!, scale);
+    targets[o + 4] = c(boxes[b + 4]!, scaleY);
   }
   for (let i = n; i < maxLabels; i++) {
     const o = offset + i * 5;

@@ -26,6 +26,8 @@ export interface TrainDataOptions {
   warn: Warn;
   /** The family's mosaic is followed by the random affine (YOLOX); otherwise only when degrees or shear ask for it. */
   mosaicAffine?: boolean;
+  /** The sample's last step stretches to imgsz x imgsz instead of letterboxing (the family's input is a stretch: D-FINE). */
+  stretch?: boolean;
   /** Progress / download messages (default: stderr). */
   log?: (message: string) => void;
 }
@@ -61,7 +63,7 @@ export async function openTrainData(cfg: TrainConfig, ds: DatasetConfig, options
     hyp: {
       hsvProb: cfg.hsv_prob, flipProb: cfg.flip_prob, mosaicProb: cfg.mosaic_prob,
       affine: affine ? { degrees: cfg.degrees, translate: cfg.translate, scale: cfg.mosaic_scale, shear: cfg.shear } : null,
-      mixupProb: cfg.mixup_prob, mixupScale: cfg.mixup_scale,
+      mixupProb: cfg.mixup_prob, mixupScale: cfg.mixup_scale, resize: options.stretch ? 'stretch' : 'letterbox',
     },
   });
   return {

@@ -285,7 +285,9 @@ export class Trainer {
     else if (cfg.amp) this.log(`amp=true: mixed precision on ${this.device.id} (float16 network and gradients, float32 loss and BatchNorm, dynamic loss scaling).`);
 
     this.accumulate = accumulateSteps(cfg);
-    this.data = await openTrainData(cfg, this.datasetConfig, { cwd, warn: this.warn, mosaicAffine: this.hooks.mosaicAffine === true });
+    this.data = await openTrainData(cfg, this.datasetConfig, {
+      cwd, warn: this.warn, mosaicAffine: this.hooks.mosaicAffine === true, stretch: inputSpec(this.family).resize === 'stretch',
+    });
     const batchesPerEpoch = this.data!.batchesPerEpoch;
     const stepsPerEpoch = Math.ceil(batchesPerEpoch / this.accumulate);
     const layout = this.hooks.paramGroups ? (keys: string[]) => this.hooks.paramGroups!(keys, { weightDecay: cfg.weight_decay }) : undefined;
