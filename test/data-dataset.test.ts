@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
-import { cp, mkdir, mkdtemp, readFile, readdir, rename, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, readFile, readdir, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -79,6 +79,19 @@ describe('dataset YAML resolution', () => {
     assert.deepEqual(split.images, [join(synth, 'images/train/000001.png'), join(synth, 'images/train/000003.png')]);
     await writeFile(join(synth, 'train.txt'), 'images/train/000001.png\nimages/train/missing.png\n');
     await assert.rejects(loadDataset(yaml, 'train', quiet), isError('data_images_missing', /1 of the 2 images listed in .*train\.txt do not exist.*missing\.png/));
+  });
+
+  it('a .txt list counts links to images as images, and folders, dangling links and paths under a missing folder as missing', async () => {
+    const d = join(base, 'listkinds');
+    await mkdir(join(d, 'pics', 'folder.png'), { recursive: true });
+    await symlink(join(synth, 'images', 'train', '000001.png'), join(d, 'pics', 'link.png'));
+    await symlink(join(d, 'nowhere.png'), join(d, 'pics', 'dangling.png'));
+    await writeFile(join(d, 'list.yaml'), 'train: list.txt\nval: list.txt\nnc: 3\nnames: [a, b, c]\n');
+    await writeFile(join(d, 'list.txt'), 'pics/link.png\npics/folder.png\npics/dangling.png\nnot-a-folder/x.png\n');
+    await assert.rejects(loadDataset(join(d, 'list.yaml'), 'train', quiet),
+      isError('data_images_missing', /3 of the 4 images listed in .*list\.txt do not exist, e\.g\. .*folder\.png, .*dangling\.png, .*not-a-folder.x\.png$/));
+    await writeFile(join(d, 'list.txt'), 'pics/link.png\n');
+    assert.deepEqual((await loadDataset(join(d, 'list.yaml'), 'train', quiet)).images, [join(d, 'pics', 'link.png')]);
   });
 
   it('lists a split of 160k entries from a .txt list (no argument-spread stack overflow)', async () => {

@@ -5,6 +5,7 @@
  */
 
 import { randomBytes } from 'node:crypto';
+import type { Dirent } from 'node:fs';
 import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { basename, dirname, extname, isAbsolute, join, relative, resolve, sep } from 'node:path';
@@ -309,6 +310,39 @@ export function listDatasetImages(dir: string): Promise<string[]> {
   return listImages(dir, DATASET_IMAGE_SUFFIXES);
 }
 
+/**
+ * The paths in `files` that are not regular files (links followed), in order. One directory listing
+ * per folder answers most of them, so a list of 100k+ images costs a few syscalls per folder instead
+ * of one stat each; links, and folders that cannot be listed, fall back to a stat each.
+ */
+async function notRegularFiles(files: readonly string[]): Promise<string[]> {
+  const byDir = new Map<string, Set<string>>();
+  for (const f of files) {
+    const d = dirname(f);
+    let names = byDir.get(d);
+    if (!names) byDir.set(d, (names = new Set()));
+    names.add(basename(f));
+  }
+  const missing = new Set<string>();
+  const toStat: string[] = [];
+  await mapLimit([...byDir], 8, async ([dir, names]) => {
+    let listing: Map<string, Dirent> | null;
+    try {
+      listing = new Map((await readdir(dir, { withFileTypes: true })).map((e) => [e.name, e]));
+    } catch {
+      listing = null; // not listable (or not a folder): ask each path
+    }
+    for (const name of names) {
+      const e = listing?.get(name);
+      if (e?.isSymbolicLink() || listing === null) toStat.push(join(dir, name));
+      else if (!e?.isFile()) missing.add(join(dir, name));
+    }
+  });
+  const statted = await mapLimit(toStat, 32, isFile);
+  toStat.forEach((f, i) => { if (!statted[i]) missing.add(f); });
+  return files.filter((f) => missing.has(f));
+}
+
 /** Image paths of one split entry: a folder (recursive) or a `.txt` list relative to the list's folder. */
 async function entryImages(entry: string, where: string): Promise<{ images: string[]; dir: string | null }> {
   const st = await statOrNull(entry);
@@ -318,8 +352,7 @@ async function entryImages(entry: string, where: string): Promise<{ images: stri
     const base = dirname(entry);
     const lines = (await readFile(entry, 'utf8')).split(/\r?\n/).map((l) => l.trim()).filter((l) => l !== '' && !l.startsWith('#'));
     const images = lines.map((l) => (isAbsolute(l) ? l : resolve(base, l)));
-    const missing: string[] = [];
-    for (const img of images) if (!(await isFile(img))) missing.push(img);
+    const missing = await notRegularFiles(images);
     if (missing.length) {
       throw new LibreYOLOError('data_images_missing',
         `${where}: ${missing.length} of the ${images.length} images listed in ${entry} do not exist, e.g. ${missing.slice(0, 3).join(', ')}`);
@@ -399,7 +432,13 @@ export async function loadSplit(cfg: DatasetConfig, split: SplitName, options: D
       }
     }
   }
-  const labels = await mapLimit(labelFiles, 32, (f) => readLabels(f, cfg.nc));
+  // A list may name one image many times (oversampling): each label file is read and parsed once.
+  const parsed = new Map<string, Promise<ImageLabels>>();
+  const labels = await mapLimit(labelFiles, 32, (f) => {
+    let p = parsed.get(f);
+    if (!p) parsed.set(f, (p = readLabels(f, cfg.nc)));
+    return p;
+  });
   const instances = labels.reduce((s, l) => s + l.n, 0);
   if (instances === 0) (options.log ?? defaultLog)(`Warning: ${where}: no objects in any label file (looked for ${labelFiles[0]} and the like)`);
   return { config: cfg, split, images, labelFiles, labels, instances };

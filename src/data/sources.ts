@@ -72,6 +72,8 @@ export async function listImages(dir: string, suffixes: ReadonlySet<string> = IM
   const maxFiles = limit('folderFiles');
   const walkedDirs = new Set<string>();
   const found: Array<{ path: string; real: string }> = [];
+  const tooMany = (): LibreYOLOError =>
+    new LibreYOLOError('source_too_large', `The folder ${dir} holds more than ${maxFiles} images. Pass a smaller folder. ${raiseAdvice('folderFiles')}`);
   const walk = async (folder: string, real: string): Promise<void> => {
     if (walkedDirs.has(real)) return; // a loop back to a folder, or a second way into one
     walkedDirs.add(real);
@@ -80,6 +82,12 @@ export async function listImages(dir: string, suffixes: ReadonlySet<string> = IM
       const full = join(folder, e.name);
       const isImage = suffixes.has(extname(e.name).toLowerCase());
       if (!e.isDirectory() && !e.isSymbolicLink() && !(e.isFile() && isImage)) continue;
+      // The listing already says a plain file is one: no stat each (150k images, 150k stats saved).
+      if (e.isFile()) {
+        found.push({ path: full, real: join(real, e.name) });
+        if (found.length > maxFiles) throw tooMany();
+        continue;
+      }
       let st: Stats;
       let target: string;
       try {
@@ -89,9 +97,7 @@ export async function listImages(dir: string, suffixes: ReadonlySet<string> = IM
       if (st.isDirectory()) await walk(full, target);
       else if (st.isFile() && isImage) {
         found.push({ path: full, real: target });
-        if (found.length > maxFiles) {
-          throw new LibreYOLOError('source_too_large', `The folder ${dir} holds more than ${maxFiles} images. Pass a smaller folder. ${raiseAdvice('folderFiles')}`);
-        }
+        if (found.length > maxFiles) throw tooMany();
       }
     }
   };
