@@ -141,7 +141,7 @@ describe('profile infer: a normal CPU run', () => {
       assert.deepEqual(JSON.parse((await cli('profile', 'kernels', p, '--grep', '^conv$', '--json')).stdout).kernels.map((x: { kernel: string }) => x.kernel), ['Conv']);
       const bad = await cli('profile', 'kernels', p, '--phase', 'backward');
       assert.equal(bad.code, 2);
-      assert.equal(bad.stderr, "unknown phase 'backward'. available: preprocess, forward, postprocess\n");
+      assert.equal(bad.stderr, "Error: unknown phase 'backward'. available: preprocess, forward, postprocess\n");
 
       const ops = (await cli('profile', 'ops', p, '--phase', 'postprocess')).stdout;
       assert.match(ops, /^ {2}%cpu {3}ms\/step {2}x\/step {2}op\n/);
@@ -233,7 +233,7 @@ describe('profile infer: argument errors', () => {
     }
     assert.equal(r.code, 2);
     assert.equal(r.stdout, '');
-    assert.match(r.stderr, /^device 'cuda:0' is not available/);
+    assert.match(r.stderr, /^Error: device 'cuda:0' is not available/);
     assert.match(r.stderr, /pass --device cpu/);
     assert.doesNotMatch(r.stderr, /\n\s+at /);
     assert.equal(existsSync(join(base, 'cuda')), false, 'nothing written');
@@ -242,13 +242,13 @@ describe('profile infer: argument errors', () => {
   it('no images, a bad --amp-dtype, missing weights and a bad value exit 2', async () => {
     const none = await cli('profile', 'infer', join(base, 'nothing.jpg'), '--device', 'cpu');
     assert.equal(none.code, 2);
-    assert.equal(none.stderr, `no images found at: ${join(base, 'nothing.jpg')}\n`);
+    assert.equal(none.stderr, `Error: no images found at: ${join(base, 'nothing.jpg')}\n`);
     const kv = await cli('profile', 'infer', 'weights=x.pt', '--device', 'cpu');
     assert.equal(kv.code, 2);
     assert.match(kv.stderr, /POSIX flags: --weights x.pt/);
     const amp = await cli('profile', 'infer', '--amp-dtype', 'fp8', '--device', 'cpu');
     assert.equal(amp.code, 2);
-    assert.equal(amp.stderr, 'amp_dtype must be one of: bf16, bfloat16, float16, fp16; got fp8\n');
+    assert.equal(amp.stderr, 'Error: amp_dtype must be one of: bf16, bfloat16, float16, fp16; got fp8\n');
     const missing = await cli('profile', 'infer', '--weights', join(base, 'missing.pt'), '--device', 'cpu', '--project', join(base, 'm'));
     assert.equal(missing.code, 2);
     assert.match(missing.stderr, /missing\.pt/);

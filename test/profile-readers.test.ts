@@ -80,7 +80,7 @@ describe('profile readers: the original golden output', () => {
     const bad = await cli('profile', 'get', trace, 'nonsense');
     assert.equal(bad.code, 2);
     assert.equal(bad.stdout, '');
-    assert.equal(bad.stderr, `unknown metric 'nonsense'. run 'profile get ${trace}' to list metrics.\n`);
+    assert.equal(bad.stderr, `Error: unknown metric 'nonsense'. run 'profile get ${trace}' to list metrics.\n`);
   });
 
   it('phases', async () => {
@@ -112,10 +112,10 @@ describe('profile readers: the original golden output', () => {
     assert.equal(top.matched, 2);
     const bad = await cli('profile', 'kernels', trace, '--phase', 'optimizer');
     assert.equal(bad.code, 2);
-    assert.equal(bad.stderr, "unknown phase 'optimizer'. available: forward, backward\n");
+    assert.equal(bad.stderr, "Error: unknown phase 'optimizer'. available: forward, backward\n");
     const badRe = await cli('profile', 'kernels', trace, '--grep', '(');
     assert.equal(badRe.code, 2);
-    assert.match(badRe.stderr, /^invalid --grep pattern '\('/);
+    assert.match(badRe.stderr, /^Error: invalid --grep pattern '\('/);
   });
 
   it('ops', async () => {
@@ -242,7 +242,7 @@ describe('profile what-if: arithmetic', () => {
     assert.equal(launches.step_ms.projected, 10);
     const none = await cli('profile', 'what-if', p, '--remove-category', 'softmax');
     assert.equal(none.code, 2);
-    assert.equal(none.stderr, "no category matching 'softmax'. have: gemm / conv, elementwise\n");
+    assert.equal(none.stderr, "Error: no category matching 'softmax'. have: gemm / conv, elementwise\n");
   });
 });
 
@@ -250,16 +250,16 @@ describe('profile: exit codes and messages', () => {
   it('missing file 2, unparseable trace 1, no what-if option 2, unknown command 2, no stack traces', async () => {
     const missing = await cli('profile', 'summary', join(dir, 'nope.json'));
     assert.equal(missing.code, 2);
-    assert.equal(missing.stderr, `not found: ${join(dir, 'nope.json')}\n`);
+    assert.equal(missing.stderr, `Error: not found: ${join(dir, 'nope.json')}\n`);
     assert.equal((await cli('profile', 'compare', trace, join(dir, 'nope.json'))).code, 2);
     const broken = join(dir, 'broken.json');
     await writeFile(broken, '{"traceEvents": [');
     const bad = await cli('profile', 'summary', broken);
     assert.equal(bad.code, 1);
-    assert.match(bad.stderr, new RegExp(`^failed to analyse ${broken.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: `));
+    assert.match(bad.stderr, new RegExp(`^Error: failed to analyse ${broken.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: `));
     const noOpt = await cli('profile', 'what-if', trace);
     assert.equal(noOpt.code, 2);
-    assert.equal(noOpt.stderr, 'specify --remove-category or --remove-launches\n');
+    assert.equal(noOpt.stderr, 'Error: specify --remove-category or --remove-launches\n');
     const unknown = await cli('profile', 'frobnicate');
     assert.equal(unknown.code, 2);
     assert.match(unknown.stderr, /unknown command 'frobnicate'/);
@@ -284,7 +284,7 @@ describe('profile: exit codes and messages', () => {
     const r = await cli('profile', 'get', empty, 'kernels_per_step');
     assert.equal(r.code, 1);
     assert.equal(r.stdout, '');
-    assert.equal(r.stderr, `failed to analyse ${empty}: not a profile (no 'schema' field) and not a trace (no 'traceEvents' field)\n`);
+    assert.equal(r.stderr, `Error: failed to analyse ${empty}: not a profile (no 'schema' field) and not a trace (no 'traceEvents' field)\n`);
   });
 });
 
@@ -298,7 +298,7 @@ describe('profile readers: the schema is checked on read', () => {
     const r = await cli('profile', 'summary', path);
     assert.equal(r.code, 1, r.stdout);
     assert.equal(r.stdout, '');
-    assert.equal(r.stderr, `failed to analyse ${path}: ${message}\n`);
+    assert.equal(r.stderr, `Error: failed to analyse ${path}: ${message}\n`);
   };
 
   it('{} / [] / traceEvents not a list: exit 1 naming what is wrong', async () => {
@@ -333,7 +333,7 @@ describe('profile readers: the schema is checked on read', () => {
     const p = await write('nan.json', text);
     const r = await cli('profile', 'summary', p);
     assert.equal(r.code, 1);
-    assert.match(r.stderr, /^failed to analyse .*nan\.json: not valid JSON \(.*\); NaN and Infinity are not JSON, and a profile never holds them\n$/);
+    assert.match(r.stderr, /^Error: failed to analyse .*nan\.json: not valid JSON \(.*\); NaN and Infinity are not JSON, and a profile never holds them\n$/);
     assert.throws(() => pyJson({ step_ms: Number.NaN }), /NaN is not JSON/);
     assert.throws(() => validateProfile({ ...good, step_ms: Number.NaN }), /field 'step_ms' must be a finite number, got NaN/);
   });

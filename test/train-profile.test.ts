@@ -125,7 +125,7 @@ describe('libreyolo profile run', () => {
       '--workers', '0', '--project', 'runs/small'], tmp);
     assert.equal(run.code, 3, run.stderr);
     assert.equal(run.stdout, '');
-    assert.equal(run.stderr, 'no profile produced for run 0: the window (warmup 5 + steps 20) never filled (8 train images at batch 4 give 2 iterations per epoch; ' +
+    assert.equal(run.stderr, 'Error: no profile produced for run 0: the window (warmup 5 + steps 20) never filled (8 train images at batch 4 give 2 iterations per epoch; ' +
       'the window must fit in one epoch). Use a larger dataset, fewer --steps, or a smaller --batch.\n');
     assert.ok(!existsSync(join(tmp, 'runs', 'small')), 'nothing is written');
   });

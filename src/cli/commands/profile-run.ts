@@ -8,7 +8,7 @@ import { ProfileError } from '../../profile/errors.ts';
 import { pyF, pyJson } from '../../profile/pyfmt.ts';
 import { runTrainProfile } from '../../profile/train-run.ts';
 import { TRAINING_MODEL_SOURCE } from '../../load.ts';
-import { CliExit } from '../report.ts';
+import { CliExit, reportError } from '../report.ts';
 import { parseInteger } from '../values.ts';
 
 interface RunFlags {
@@ -55,8 +55,7 @@ export function profileRunCommand(): Command {
         process.stdout.write(`img/s: ${pyF(a.img_per_s)}${spread}  |  ${a.bound}\nprofile: ${profilePath}\nnext:    libreyolo profile summary ${profilePath}\n`);
       } catch (err) {
         if (!(err instanceof ProfileError)) throw err;
-        process.stderr.write(`${err.message}\n`);
-        throw new CliExit(err.exitCode);
+        throw new CliExit(reportError(err, false));
       }
     });
 }

@@ -2,7 +2,7 @@
  * `libreyolo profile <subcommand>`: POSIX flags and positionals (no key=value). `infer` measures and
  * writes a profile; the readers print one view of a profile to stdout (errors to stderr), each with
  * `--json`. Exit codes are the group's own: 2 missing file or unresolvable argument, 1 unparseable
- * trace.
+ * trace; a ProfileError is printed `Error: <message>` like every CLI error (src/cli/report.ts).
  */
 import { Command, Option } from 'commander';
 import { ProfileError } from '../../profile/errors.ts';
@@ -15,21 +15,7 @@ import {
   compareReader, getReader, kernelsReader, opsReader, phasesReader, summaryReader, whatIfReader, type ReaderOutput,
 } from '../../profile/readers/index.ts';
 import { LibreYOLOError } from '../../errors.ts';
-import { CliExit } from '../report.ts';
 import { parseImgsz, parseInteger, parseNumber } from '../values.ts';
-
-/** Runs an action; a profile error prints its message as-is on stderr and exits with its code. */
-function guarded<A extends unknown[]>(fn: (...args: A) => Promise<void> | void): (...args: A) => Promise<void> {
-  return async (...args) => {
-    try {
-      await fn(...args);
-    } catch (err) {
-      if (!(err instanceof ProfileError)) throw err;
-      process.stderr.write(`${err.message}\n`);
-      throw new CliExit(err.exitCode);
-    }
-  };
-}
 
 function print(out: ReaderOutput, json: boolean): void {
   process.stdout.write(`${json ? pyJson(out.json, out.compact ? undefined : 2) : out.text}\n`);
@@ -66,7 +52,7 @@ function inferCommand(): Command {
     .option('--project <dir>', 'output root', 'runs/profile')
     .option('--threads <n>', 'ONNX Runtime intra-op threads (default: all cores)', parseInteger('threads'))
     .addOption(jsonOption())
-    .action(guarded(async (source: string | undefined, f: InferFlags) => {
+    .action(async (source: string | undefined, f: InferFlags) => {
       const { profilePath, profile: a } = await runInferProfile({
         ...(source !== undefined ? { source } : {}), weights: f.weights, size: f.size, batch: f.batch, imgsz: f.imgsz, half: f.half,
         ampDtype: f.ampDtype, warmup: f.warmup, runs: f.runs, repeat: f.repeat, conf: f.conf, iou: f.iou, maxDet: f.maxDet,
@@ -91,7 +77,7 @@ function inferCommand(): Command {
         `profile: ${profilePath}`,
         `next:    libreyolo profile summary ${profilePath}`,
       ].join('\n') + '\n');
-    }));
+    });
 }
 
 /** A count option (`--top`, `--remove-launches`): an integer >= 0; anything else exits 2. */
@@ -120,22 +106,22 @@ export function profileCommand(): Command {
     .description('Measure where the time goes in inference (and training), write a self-contained profile, and read it from several angles.')
     .usage('<command> [options]')
     .argument('[command]')
-    .action(guarded((cmd: string | undefined) => {
+    .action((cmd: string | undefined) => {
       if (cmd !== undefined) throw new ProfileError(`unknown command '${cmd}'. run 'libreyolo profile' to list the commands.`, 2);
       process.stdout.write(group.helpInformation());
-    }));
+    });
   group.addCommand(profileRunCommand());
   group.addCommand(inferCommand());
   group.addCommand(readerCommand('summary', 'The high-level read: step, throughput, utilisation, verdict, kernel mix, top kernels.')
     .addOption(jsonOption())
-    .action(guarded(async (trace: string, f: { json: boolean }) => print(summaryReader(await loadProfile(trace)), f.json))));
+    .action(async (trace: string, f: { json: boolean }) => print(summaryReader(await loadProfile(trace)), f.json)));
   group.addCommand(readerCommand('get', 'Print one metric and nothing else; omit the field to list the metrics.')
     .argument('[field]', 'metric name')
     .addOption(jsonOption())
-    .action(guarded(async (trace: string, field: string | undefined, f: { json: boolean }) => print(getReader(await loadProfile(trace), trace, field), f.json))));
+    .action(async (trace: string, field: string | undefined, f: { json: boolean }) => print(getReader(await loadProfile(trace), trace, field), f.json)));
   group.addCommand(readerCommand('phases', 'Device ms, wall ms, kernels and ops per step, by phase.')
     .addOption(jsonOption())
-    .action(guarded(async (trace: string, f: { json: boolean }) => print(phasesReader(await loadProfile(trace)), f.json))));
+    .action(async (trace: string, f: { json: boolean }) => print(phasesReader(await loadProfile(trace)), f.json)));
   group.addCommand(readerCommand('kernels', 'Individual kernels: share of device time, ms and invocations per step, category.')
     .option('--top <n>', 'show the first N', countOption('--top'), 20)
     .option('--category <substring>', 'filter by category: gemm, layout, norm, elementwise, pool')
@@ -144,19 +130,19 @@ export function profileCommand(): Command {
     .option('--sort <key>', 'time, count or name', sortOption, 'time')
     .option('--phase <phase>', 'only one phase: preprocess, forward, postprocess, dataload, backward, ...')
     .addOption(jsonOption())
-    .action(guarded(async (trace: string, f: { top: number; category?: string; grep?: string; tensorcore: boolean; sort: string; phase?: string; json: boolean }) =>
-      print(kernelsReader(await loadProfile(trace), f), f.json))));
+    .action(async (trace: string, f: { top: number; category?: string; grep?: string; tensorcore: boolean; sort: string; phase?: string; json: boolean }) =>
+      print(kernelsReader(await loadProfile(trace), f), f.json)));
   group.addCommand(readerCommand('ops', 'The host view: ORT session ops and the package\'s own spans, by CPU time.')
     .option('--top <n>', 'show the first N', countOption('--top'), 20)
     .option('--phase <phase>', 'only one phase')
     .addOption(jsonOption())
-    .action(guarded(async (trace: string, f: { top: number; phase?: string; json: boolean }) => print(opsReader(await loadProfile(trace), f), f.json))));
+    .action(async (trace: string, f: { top: number; phase?: string; json: boolean }) => print(opsReader(await loadProfile(trace), f), f.json)));
   group.addCommand(new Command('compare')
     .description('Before -> after: img/s (with a significance call when both were repeated), ms/image, utilisation, host overhead, launches, verdict.')
     .argument('<before>', 'reference profile').argument('<after>', 'new profile')
     .option('--html <file>', "also write both profiles' panels and the deltas side by side as a self-contained HTML page")
     .addOption(jsonOption())
-    .action(guarded(async (before: string, after: string, f: { html?: string; json: boolean }) => {
+    .action(async (before: string, after: string, f: { html?: string; json: boolean }) => {
       const a = await loadProfile(before);
       const b = await loadProfile(after);
       const out = compareReader(a, b, before, after);
@@ -166,19 +152,19 @@ export function profileCommand(): Command {
         out.text += `\nhtml           ${html}`;
       }
       print(out, f.json);
-    })));
+    }));
   group.addCommand(readerCommand('report', "Write timeline.html for a profile: the trace's timeline and the verdict panel, self-contained.")
     .option('--out <file>', 'where to write it (default: timeline.html beside the profile, never replacing one)')
     .addOption(jsonOption())
-    .action(guarded(async (trace: string, f: { out?: string; json: boolean }) => {
+    .action(async (trace: string, f: { out?: string; json: boolean }) => {
       const r = await writeReport(trace, f.out);
       print({ json: { timeline: r.path, traced: r.traced }, text: `timeline: ${r.path}${r.traced ? '' : '  (no trace found: panel only)'}` }, f.json);
-    })));
+    }));
   group.addCommand(readerCommand('what-if', 'Estimate what removing a kernel category or N launches per step would gain.')
     .option('--remove-category <substring>', 'project removing a kernel category: gemm, layout, norm, elementwise, pool')
     .option('--remove-launches <n>', 'project removing N kernel launches per step (e.g. an op fusion)', countOption('--remove-launches'))
     .addOption(jsonOption())
-    .action(guarded(async (trace: string, f: { removeCategory?: string; removeLaunches?: number; json: boolean }) =>
-      print(whatIfReader(await loadProfile(trace), f), f.json))));
+    .action(async (trace: string, f: { removeCategory?: string; removeLaunches?: number; json: boolean }) =>
+      print(whatIfReader(await loadProfile(trace), f), f.json)));
   return group;
 }
