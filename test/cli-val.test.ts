@@ -42,6 +42,13 @@ describe('libreyolo val', () => {
     assert.ok(out.metrics['metrics/mAP50']! > 0.9, `the bundled model on its shapes: mAP50 ${out.metrics['metrics/mAP50']}`);
   });
 
+  it('exits 2 for a bad split before the dataset is looked up or downloaded', async () => {
+    // A dataset that does not exist: were it looked up first, this would exit 3 naming it.
+    const r = await runCli(['val', `model=${DEFAULT_MODEL_PATH}`, 'data=no-such-dataset.yaml', 'split=bogus'], dir);
+    assert.equal(r.code, 2, r.stderr);
+    assert.equal(r.stderr, 'Error: split must be train, val or test, got "bogus"\n');
+  });
+
   it('exits 3 with a clear message for a dataset that does not exist', async () => {
     const r = await runCli(['val', `model=${DEFAULT_MODEL_PATH}`, 'data=no-such-dataset.yaml'], dir);
     assert.equal(r.code, 3, r.stderr);

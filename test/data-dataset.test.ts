@@ -237,6 +237,14 @@ describe('bundled datasets and download', () => {
     assert.equal(requests, before, 'offline means no request at all');
   });
 
+  it('a split other than train, val or test is refused before anything is downloaded', async () => {
+    const env = { LIBREYOLO_DATASETS_DIR: join(base, 'dl4') };
+    const before = requests;
+    await assert.rejects(loadDataset(await yamlFor('splitname', 'flat.zip'), 'bogus' as 'val', { env, ...quiet }),
+      isError('config_type_error', /^split must be train, val or test, got "bogus"$/));
+    assert.equal(requests, before, 'no request for a split that cannot exist');
+  });
+
   it('coco8 / coco128 resolve under the datasets dir and explain how to get them offline', async () => {
     const env = { LIBREYOLO_DATASETS_DIR: join(base, 'cocos'), HF_HUB_OFFLINE: '1' };
     for (const [name, split] of [['coco8', 'images/train'], ['coco128', 'images/train2017']] as const) {

@@ -22,6 +22,15 @@ export const DATASET_IMAGE_SUFFIXES: ReadonlySet<string> = new Set(['.jpg', '.jp
 
 export type SplitName = 'train' | 'val' | 'test';
 
+const SPLIT_NAMES: readonly string[] = ['train', 'val', 'test'];
+
+/** Refuses a split name other than train, val or test: checked before anything is read or downloaded. */
+export function checkSplitName(split: unknown): asserts split is SplitName {
+  if (typeof split !== 'string' || !SPLIT_NAMES.includes(split)) {
+    throw new LibreYOLOError('config_type_error', `split must be train, val or test, got ${JSON.stringify(split) ?? String(split)}`);
+  }
+}
+
 /** Dataset YAMLs the original bundles (detection sets whose download is a plain zip). */
 export const BUILTIN_DATASETS: Readonly<Record<string, string>> = {
   coco8: `# COCO8: the first 4 train and 4 val images of COCO train2017 (a smoke-test set)
@@ -446,6 +455,7 @@ export async function loadSplit(cfg: DatasetConfig, split: SplitName, options: D
 
 /** Resolves `data`, downloads it when missing (bundled or YAML `download` URL), and loads one split. */
 export async function loadDataset(data: string, split: SplitName, options: DatasetOptions = {}): Promise<DatasetSplit> {
+  checkSplitName(split);
   const cfg = await loadDatasetConfig(data, options);
   await ensureDataset(cfg, options);
   return loadSplit(cfg, split, options);

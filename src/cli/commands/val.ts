@@ -1,6 +1,7 @@
 /** `libreyolo val model=... data=... split=val imgsz=... batch=16 conf=0.001 iou=0.6` */
 import { modelLine } from '../model-line.ts';
 import { Command } from 'commander';
+import { checkSplitName } from '../../data/dataset.ts';
 import { LibreYOLOError } from '../../errors.ts';
 import { LibreYOLO } from '../../load.ts';
 import { formatMetrics, validate } from '../../val/validate.ts';
@@ -36,6 +37,7 @@ export function valCommand(): Command {
     .action(async (flags: ValFlags) => {
       // Said as train says it: key=value users never typed --data.
       if (!flags.data) throw new LibreYOLOError('config_required_key', 'val: data is required (a dataset YAML path or a built-in name such as coco8).');
+      checkSplitName(flags.split);
       checkRange('conf', flags.conf, 0, 1);
       checkRange('iou', flags.iou, 0, 1);
       checkRange('batch', flags.batch, 1);
