@@ -47,9 +47,13 @@ function expectCli(r: CliRun, exitCode: number, ...patterns: RegExp[]): void {
   assert.doesNotMatch(r.stderr, /^\s+at /m, 'no stack trace');
 }
 
-function expectBounded(r: CliRun, maxMs = MAX_MS): void {
+function expectBoundedMemory(r: CliRun): void {
   assert.ok(r.peakRssMb !== undefined && r.peakRssMb < MAX_RSS_MB, `peak RSS ${r.peakRssMb?.toFixed(0)} MB < ${MAX_RSS_MB} MB`);
-  assert.ok(r.ms < maxMs, `took ${(r.ms / 1000).toFixed(1)} s, bound ${maxMs / 1000} s`);
+}
+
+function expectBounded(r: CliRun): void {
+  expectBoundedMemory(r);
+  assert.ok(r.ms < MAX_MS, `took ${(r.ms / 1000).toFixed(1)} s, bound ${MAX_MS / 1000} s`);
 }
 
 const cli = (args: string[], env: Record<string, string | undefined> = {}) => runCli(['predict', ...args], dir, env, { rss: true });
@@ -222,7 +226,11 @@ describe('item 6: unbounded reads are refused quickly, in bounded memory', { con
   test('HTTP: a declared 2 GiB Content-Length is refused before the body is read', async () => {
     const r = await cli([`source=${base}/declared/x.jpg`]);
     expectCli(r, 3, /the server declares 2 GiB \(Content-Length\), over the 128 MiB limit/);
-    expectBounded(r, 15_000); // the body never comes: only the header check can end this before the 30 s timeout
+    // The body never comes, so only the header check can give this message: reading the body first
+    // would end in 'timed out after 30 s' instead. That is the behaviour; a wall-time bound on top
+    // only measured the machine's load (a CLI start alone takes seconds under load).
+    assert.doesNotMatch(r.stderr, /timed out/);
+    expectBoundedMemory(r);
   });
 
   test('folders: symlink loops end, each image is listed once by its real path, devices and pipes are skipped', async () => {
@@ -272,7 +280,7 @@ describe('item 7: weight downloads time out and clean up', { concurrency: 2 }, (
     try {
       const r = await runCli(['predict', 'model=LibreYOLO9t.pt'], cwd, hub(srv.port, { LIBREYOLO_DOWNLOAD_CONNECT_TIMEOUT_MS: '1500' }), { rss: true });
       expectCli(r, 1, /^Error: Failed to download http:\/\/127\.0\.0\.1:\d+\/LibreYOLO\/LibreYOLO9t\/resolve\/main\/LibreYOLO9t\.pt to .*: no response within 1\.5 s \(set LIBREYOLO_DOWNLOAD_CONNECT_TIMEOUT_MS to wait longer\)\./m);
-      expectBounded(r, 20_000);
+      expectBoundedMemory(r); // the message says the 1.5 s timeout ended it; wall time would measure the load
       assert.deepEqual(existsSync(join(cwd, 'weights')) ? readdirSync(join(cwd, 'weights')) : [], []);
     } finally {
       await srv.close();
@@ -285,7 +293,7 @@ describe('item 7: weight downloads time out and clean up', { concurrency: 2 }, (
     try {
       const r = await runCli(['predict', 'model=LibreYOLO9t.pt'], cwd, hub(srv.port, { LIBREYOLO_DOWNLOAD_IDLE_TIMEOUT_MS: '1500' }), { rss: true });
       expectCli(r, 1, /: the server sent nothing for 1\.5 s after 1\.0 of 10\.0 MiB \(set LIBREYOLO_DOWNLOAD_IDLE_TIMEOUT_MS to wait longer\)\./m);
-      expectBounded(r, 20_000);
+      expectBoundedMemory(r); // the message says the 1.5 s idle timeout ended it
       assert.deepEqual(readdirSync(join(cwd, 'weights')), [], 'no part file left');
     } finally {
       await srv.close();
@@ -310,7 +318,7 @@ describe('item 7: weight downloads time out and clean up', { concurrency: 2 }, (
     try {
       const declared = await runCli(['predict', 'model=LibreYOLO9t.pt'], cwd, hub(port), { rss: true });
       expectCli(declared, 1, /: the server declares 5 GiB, over the 4 GiB limit \(set LIBREYOLO_MAX_DOWNLOAD_BYTES to allow more\)\./m);
-      expectBounded(declared, 20_000);
+      expectBoundedMemory(declared); // the rest of the body never comes: only the header check gives this message
       const streamed = await runCli(['predict', 'model=LibreYOLO9s.pt'], cwd, hub(port, { LIBREYOLO_MAX_DOWNLOAD_BYTES: '2M' }), { rss: true });
       expectCli(streamed, 1, /: the server sent more than 2 MiB, over the 2 MiB limit \(set LIBREYOLO_MAX_DOWNLOAD_BYTES to allow more\)\./m);
       expectBounded(streamed);
