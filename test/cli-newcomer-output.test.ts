@@ -2,10 +2,12 @@
  * What a newcomer reads on stderr from the real `libreyolo` process: warnings in the command's own
  * `Warning: ...` form (not Node's `(node:PID) [LIBREYOLO] Warning:` banner with its `--trace-warnings`
  * hint), a missing device said once, in our words, without ONNX Runtime's native log line first, and
- * progress that reads as lines in a log file (stderr here is a pipe, as in CI or `2> log`).
+ * progress that reads as lines in a log file (stderr here is a pipe, as in CI or `2> log`), and profile
+ * counts below the original's floors said out loud (raised with a warning, or refused), not changed
+ * behind the user's back.
  */
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
@@ -44,5 +46,23 @@ describe('newcomer CLI output', { concurrency: 2 }, () => {
     assert.doesNotMatch(r.stderr, /\r/);
     assert.deepEqual(r.stderr.split('\n').filter((l) => l.startsWith('val ')), ['val 4/4 images']);
     assert.match(r.stdout, /^images 4 {2}instances \d+ {2}mAP50 /m);
+  });
+
+  it('profile infer --runs 1 warns that it measures the minimum of 2; --max-det 0 and --threads 0 exit 2 before anything runs', async () => {
+    const project = join(cwd, 'prof');
+    const r = await runCli(['profile', 'infer', '--device', 'cpu', '--weights', 'LibreYOLO9t-shapes', '--imgsz', '160', '--warmup', '0', '--runs', '1', '--no-trace', '--project', project], cwd);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stderr, /^warning: --runs 1 is below its minimum of 2; using 2$/m);
+    const profile = JSON.parse(readFileSync(join(project, 'infer', 'profile.json'), 'utf8')) as { latency: { n: number } };
+    assert.equal(profile.latency.n, 2, 'the profile holds the runs the warning names');
+    for (const [flag, message] of [['--max-det', '--max-det must be an integer >= 1, got 0'], ['--threads', '--threads must be an integer >= 1, got 0']]) {
+      const bad = await runCli(['profile', 'infer', '--device', 'cpu', '--weights', 'LibreYOLO9t-shapes', flag!, '0', '--project', join(cwd, 'never')], cwd);
+      assert.equal(bad.code, 2, bad.stderr);
+      assert.equal(bad.stderr, `Error: ${message}\n`);
+    }
+    assert.equal(existsSync(join(cwd, 'never')), false);
+    const run = await runCli(['profile', 'run', 'never.yaml', '--device', 'cpu', '--batch', '0'], cwd);
+    assert.equal(run.code, 2, run.stderr);
+    assert.equal(run.stderr, 'Error: --batch must be an integer >= 1 (or -1), got 0\n');
   });
 });

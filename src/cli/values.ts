@@ -18,6 +18,31 @@ export function parseInteger(name: string): (v: string) => number {
   };
 }
 
+/**
+ * An integer option with a floor (`--runs` >= 2, `--top` >= 0): below it is refused (exit 2) rather
+ * than clamped behind the user's back. `also` admits one more value (`--batch -1`: auto-batch).
+ */
+export function parseIntegerAtLeast(name: string, min: number, also?: number): (v: string) => number {
+  const int = parseInteger(name);
+  return (v) => {
+    const n = int(v);
+    if (n < min && n !== also) {
+      throw new LibreYOLOError('config_range_error', `${name} must be an integer >= ${min}${also === undefined ? '' : ` (or ${also})`}, got ${v}`);
+    }
+    return n;
+  };
+}
+
+/**
+ * For a count the original raises to a floor instead of refusing (profile's `--runs` to 2, `--warmup`
+ * to 0): the same floor here, with a warning so the run is not quietly other than asked.
+ */
+export function raisedToFloor(name: string, value: number, floor: number, warn: (message: string) => void): number {
+  if (value >= floor) return value;
+  warn(`${name} ${value} is below its minimum of ${floor}; using ${floor}`);
+  return floor;
+}
+
 /** `640`, `480x640` (height x width), `480,640` or `[480,640]`. */
 export function parseImgsz(v: string): number | [number, number] {
   const s = v.trim().replace(/^\[|\]$/g, '');

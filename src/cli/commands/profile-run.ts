@@ -9,7 +9,7 @@ import { pyF, pyJson } from '../../profile/pyfmt.ts';
 import { runTrainProfile } from '../../profile/train-run.ts';
 import { TRAINING_MODEL_SOURCE } from '../../load.ts';
 import { CliExit, reportError } from '../report.ts';
-import { parseInteger } from '../values.ts';
+import { parseInteger, parseIntegerAtLeast, raisedToFloor } from '../values.ts';
 
 interface RunFlags {
   weights: string; size: string; batch: number; imgsz: number; workers: number; amp: boolean; steps: number; warmup: number;
@@ -22,9 +22,9 @@ export function profileRunCommand(): Command {
     .argument('<data>', 'dataset yaml or name, e.g. coco128')
     .option('--weights <weights>', 'weights to train from (a family and size such as yolo9t: fresh weights)', 'LibreYOLO9t.pt')
     .option('--size <size>', 'model size variant', 't')
-    .option('--batch <n>', 'batch size (-1 = auto-fit to the memory budget)', parseInteger('batch'), 16)
+    .option('--batch <n>', 'batch size (-1 = auto-fit to the memory budget)', parseIntegerAtLeast('--batch', 1, -1), 16)
     .option('--imgsz <n>', 'train image size', parseInteger('imgsz'), 640)
-    .option('--workers <n>', 'data loader workers', parseInteger('workers'), 8)
+    .option('--workers <n>', 'data loader workers', parseIntegerAtLeast('--workers', 0), 8)
     .option('--amp', 'mixed precision (GPU providers; ignored on CPU)', true)
     .option('--no-amp', 'float32')
     .option('--steps <n>', 'measured steps', parseInteger('steps'), 20)
@@ -32,16 +32,21 @@ export function profileRunCommand(): Command {
     .option('--repeat <n>', 'repeat N times for a mean and standard deviation', parseInteger('repeat'), 1)
     .option('--device <device>', 'device: 0 / cuda:0 (CUDA), cpu, webgpu', '0')
     .option('--project <dir>', 'output root', 'runs/profile')
-    .option('--threads <n>', 'ONNX Runtime intra-op threads (default: all cores)', parseInteger('threads'))
+    .option('--threads <n>', 'ONNX Runtime intra-op threads (default: all cores)', parseIntegerAtLeast('--threads', 1))
     .addOption(new Option('--json', 'JSON on stdout').default(false))
     .action(async (data: string, f: RunFlags, cmd: Command) => {
+      const warn = (m: string): void => void process.stderr.write(`warning: ${m}\n`);
+      // The original's floors, said out loud: the window measures at least 2 steps, one trial.
+      f.warmup = raisedToFloor('--warmup', f.warmup, 0, warn);
+      f.steps = raisedToFloor('--steps', f.steps, 2, warn);
+      f.repeat = raisedToFloor('--repeat', f.repeat, 1, warn);
       try {
         const { profilePath, profile: a, tracePath } = await runTrainProfile({
           data, weights: f.weights, models: TRAINING_MODEL_SOURCE, weightsFromDefault: cmd.getOptionValueSource('weights') === 'default', size: f.size, batch: f.batch, imgsz: f.imgsz, workers: f.workers, amp: f.amp,
           steps: f.steps, warmup: f.warmup, repeat: f.repeat, device: f.device, project: f.project,
           ...(f.threads ? { threads: f.threads } : {}),
           log: (line) => process.stderr.write(`${line}\n`),
-          warn: (m) => process.stderr.write(`warning: ${m}\n`),
+          warn,
         });
         const n = a.img_per_s_n ?? 1;
         if (f.json) {

@@ -15,7 +15,7 @@ import {
   compareReader, getReader, kernelsReader, opsReader, phasesReader, summaryReader, whatIfReader, type ReaderOutput,
 } from '../../profile/readers/index.ts';
 import { LibreYOLOError } from '../../errors.ts';
-import { parseImgsz, parseInteger, parseNumber } from '../values.ts';
+import { parseImgsz, parseInteger, parseIntegerAtLeast, parseNumber, raisedToFloor } from '../values.ts';
 
 function print(out: ReaderOutput, json: boolean): void {
   process.stdout.write(`${json ? pyJson(out.json, out.compact ? undefined : 2) : out.text}\n`);
@@ -45,19 +45,25 @@ function inferCommand(): Command {
     .option('--repeat <n>', 'repeat N times for a mean and standard deviation', parseInteger('repeat'), 1)
     .option('--conf <x>', 'confidence threshold (changes the NMS workload)', parseNumber('conf'), 0.25)
     .option('--iou <x>', 'NMS IoU threshold', parseNumber('iou'), 0.45)
-    .option('--max-det <n>', 'max detections per image (changes the NMS workload)', parseInteger('max_det'), 300)
+    .option('--max-det <n>', 'max detections per image (changes the NMS workload)', parseIntegerAtLeast('--max-det', 1), 300)
     .option('--device <device>', 'device: 0 / cuda:0 (CUDA), cpu, webgpu', '0')
     .option('--trace', 'record a Chrome trace for kernel and op detail', true)
     .option('--no-trace', 'skip the trace')
     .option('--project <dir>', 'output root', 'runs/profile')
-    .option('--threads <n>', 'ONNX Runtime intra-op threads (default: all cores)', parseInteger('threads'))
+    .option('--threads <n>', 'ONNX Runtime intra-op threads (default: all cores)', parseIntegerAtLeast('--threads', 1))
     .addOption(jsonOption())
     .action(async (source: string | undefined, f: InferFlags) => {
+      const warn = (m: string): void => void process.stderr.write(`warning: ${m}\n`);
+      // The original's floors, said out loud: it measures at least 2 runs, one image, one trial.
+      f.warmup = raisedToFloor('--warmup', f.warmup, 0, warn);
+      f.runs = raisedToFloor('--runs', f.runs, 2, warn);
+      f.batch = raisedToFloor('--batch', f.batch, 1, warn);
+      f.repeat = raisedToFloor('--repeat', f.repeat, 1, warn);
       const { profilePath, profile: a } = await runInferProfile({
         ...(source !== undefined ? { source } : {}), weights: f.weights, size: f.size, batch: f.batch, imgsz: f.imgsz, half: f.half,
         ampDtype: f.ampDtype, warmup: f.warmup, runs: f.runs, repeat: f.repeat, conf: f.conf, iou: f.iou, maxDet: f.maxDet,
         device: f.device, trace: f.trace, project: f.project, ...(f.threads ? { threads: f.threads } : {}),
-        warn: (m) => process.stderr.write(`warning: ${m}\n`),
+        warn,
       });
       const lat = a.latency;
       if (f.json) {
@@ -78,16 +84,6 @@ function inferCommand(): Command {
         `next:    libreyolo profile summary ${profilePath}`,
       ].join('\n') + '\n');
     });
-}
-
-/** A count option (`--top`, `--remove-launches`): an integer >= 0; anything else exits 2. */
-function countOption(flag: string): (v: string) => number {
-  const int = parseInteger(flag);
-  return (v) => {
-    const n = int(v);
-    if (n < 0) throw new LibreYOLOError('config_range_error', `${flag} must be an integer >= 0, got ${v}`);
-    return n;
-  };
 }
 
 const SORT_KEYS = ['time', 'count', 'name'];
@@ -123,7 +119,7 @@ export function profileCommand(): Command {
     .addOption(jsonOption())
     .action(async (trace: string, f: { json: boolean }) => print(phasesReader(await loadProfile(trace)), f.json)));
   group.addCommand(readerCommand('kernels', 'Individual kernels: share of device time, ms and invocations per step, category.')
-    .option('--top <n>', 'show the first N', countOption('--top'), 20)
+    .option('--top <n>', 'show the first N', parseIntegerAtLeast('--top', 0), 20)
     .option('--category <substring>', 'filter by category: gemm, layout, norm, elementwise, pool')
     .option('--grep <regex>', 'filter by kernel name (case-insensitive regular expression)')
     .option('--tensorcore', 'only Tensor Core kernels', false)
@@ -133,7 +129,7 @@ export function profileCommand(): Command {
     .action(async (trace: string, f: { top: number; category?: string; grep?: string; tensorcore: boolean; sort: string; phase?: string; json: boolean }) =>
       print(kernelsReader(await loadProfile(trace), f), f.json)));
   group.addCommand(readerCommand('ops', 'The host view: ORT session ops and the package\'s own spans, by CPU time.')
-    .option('--top <n>', 'show the first N', countOption('--top'), 20)
+    .option('--top <n>', 'show the first N', parseIntegerAtLeast('--top', 0), 20)
     .option('--phase <phase>', 'only one phase')
     .addOption(jsonOption())
     .action(async (trace: string, f: { top: number; phase?: string; json: boolean }) => print(opsReader(await loadProfile(trace), f), f.json)));
@@ -162,7 +158,7 @@ export function profileCommand(): Command {
     }));
   group.addCommand(readerCommand('what-if', 'Estimate what removing a kernel category or N launches per step would gain.')
     .option('--remove-category <substring>', 'project removing a kernel category: gemm, layout, norm, elementwise, pool')
-    .option('--remove-launches <n>', 'project removing N kernel launches per step (e.g. an op fusion)', countOption('--remove-launches'))
+    .option('--remove-launches <n>', 'project removing N kernel launches per step (e.g. an op fusion)', parseIntegerAtLeast('--remove-launches', 0))
     .addOption(jsonOption())
     .action(async (trace: string, f: { removeCategory?: string; removeLaunches?: number; json: boolean }) =>
       print(whatIfReader(await loadProfile(trace), f), f.json)));
