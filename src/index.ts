@@ -1,8 +1,11 @@
 /** libreyolo: YOLO object detection for Node.js on ONNX Runtime. */
 export { createFreshModel, LibreYOLO, type LoadOptions } from './load.ts';
-export { LibreYOLOModel } from './model.ts';
+export { LibreYOLOModel, type QuantizeOptions, type CaptureGraphOptions, type ModelPrecision } from './model.ts';
 export { DEFAULT_MODEL, DEFAULT_MODEL_PATH, SAMPLE_IMAGE, SAMPLE_LARGE_IMAGE } from './assets.ts';
-export { Results, Boxes, type Speed } from './predict/results.ts';
+export { Results, Boxes, type Speed, type SummaryRow } from './predict/results.ts';
+// What predict() takes: a path, URL, encoded bytes or decoded pixels (or an array of these).
+export type { ImageSource } from './data/sources.ts';
+export type { RawPixels } from './data/image.ts';
 export type { PredictOptions } from './predict/options.ts';
 export type { ExportOptions } from './export/onnx-export.ts';
 export { LibreYOLOError, type ErrorCode } from './errors.ts';

@@ -7,7 +7,10 @@ import { mkdtempSync, copyFileSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { LibreYOLO, LibreYOLOError, Results, SAMPLE_IMAGE, type LibreYOLOModel } from '../src/index.ts';
+import {
+  LibreYOLO, LibreYOLOError, Results, SAMPLE_IMAGE, type CaptureGraphOptions, type ImageSource, type LibreYOLOModel, type QuantizeOptions,
+  type RawPixels, type SummaryRow,
+} from '../src/index.ts';
 
 describe('predict result types', () => {
   let model: LibreYOLOModel;
@@ -53,5 +56,18 @@ describe('predict result types', () => {
     const opts = { stream: true } as unknown as { stream?: false };
     assert.throws(() => model.predictAll(SAMPLE_IMAGE, opts), /predictAll\(\) returns its results together; for an async iterator call predict\(source, \{ stream: true \}\)/);
     await assert.rejects(model.predictOne(SAMPLE_IMAGE, opts), /predictOne\(\) returns its results together/);
+  });
+
+  it('the types the public methods take and return are importable from the package: a helper can be typed without reaching into src/', async () => {
+    const pixels: RawPixels = { data: new Uint8Array(64 * 64 * 3).fill(127), width: 64, height: 64 };
+    const sources: ImageSource[] = [SAMPLE_IMAGE, pixels];
+    const rows: SummaryRow[][] = (await model.predictAll(sources)).map((r) => r.summary());
+    assert.equal(rows.length, 2);
+    assert.ok(rows[0]!.length > 0, 'the sample has shapes');
+    assert.deepEqual(rows[1], [], 'a flat grey image has none');
+    const capture: CaptureGraphOptions = { imgsz: 160, batch: 1 };
+    const recipe: QuantizeOptions = { recipe: 'fp16' };
+    assert.equal(typeof capture.imgsz, 'number');
+    assert.equal(recipe.recipe, 'fp16');
   });
 });

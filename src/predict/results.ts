@@ -38,21 +38,26 @@ export class Boxes {
     return out;
   }
 
+  /** One `[x1, y1, x2, y2]` per box, in original-image pixels. */
   get xyxy(): Row4[] { return this.rows((x1, y1, x2, y2) => [x1, y1, x2, y2]); }
+  /** One `[cx, cy, w, h]` per box (centre, width, height), in original-image pixels. */
   get xywh(): Row4[] { return this.rows((x1, y1, x2, y2) => [(x1 + x2) / 2, (y1 + y2) / 2, x2 - x1, y2 - y1]); }
   private shape(): [number, number] {
     if (this.orig_shape === null) throw new Error('Boxes: orig_shape is not set, normalised coordinates are unavailable');
     return this.orig_shape;
   }
 
+  /** `xyxy` divided by the original width and height (0..1). */
   get xyxyn(): Row4[] {
     const [h, w] = this.shape();
     return this.rows((x1, y1, x2, y2) => [x1 / w, y1 / h, x2 / w, y2 / h]);
   }
+  /** `xywh` divided by the original width and height (0..1). */
   get xywhn(): Row4[] {
     const [h, w] = this.shape();
     return this.rows((x1, y1, x2, y2) => [(x1 + x2) / 2 / w, (y1 + y2) / 2 / h, (x2 - x1) / w, (y2 - y1) / h]);
   }
+  /** One confidence (0..1) per box, in the order of `xyxy`. */
   get conf(): number[] { return Array.from(this.confData); }
   /** class ids as floats (the reference's convention); use `Math.trunc` or `clsInt` for indexing */
   get cls(): number[] { return Array.from(this.clsData); }
@@ -68,16 +73,24 @@ export class Boxes {
   }
 }
 
+/** Milliseconds one image spent in each stage. */
 export interface Speed {
+  /** Decoding and letterboxing. */
   preprocess: number;
+  /** The network's forward pass. */
   inference: number;
+  /** Decoding the outputs, NMS and building the `Results`. */
   postprocess: number;
 }
 
+/** One box of `Results.summary()`. */
 export interface SummaryRow {
+  /** Class name (`names[class]`). */
   name: string;
+  /** Class id. */
   class: number;
   confidence: number;
+  /** Corners in original-image pixels (0..1 with `normalize: true`). */
   box: { x1: number; y1: number; x2: number; y2: number };
 }
 
@@ -95,7 +108,9 @@ function round(v: number, decimals: number): number {
 }
 
 export class Results {
+  /** The detections, in original-image pixels. */
   boxes: Boxes;
+  /** Class id -> name, as the model declares them. */
   names: Record<number, string>;
   /** `[height, width]` */
   orig_shape: [number, number];
@@ -103,6 +118,7 @@ export class Results {
   path: string | null;
   /** per-stage milliseconds */
   speed: Speed;
+  /** Where `save: true` wrote the annotated image. */
   saved_path?: string;
   /** Set by tiled inference (absent when tiling was skipped because the image fits). */
   tiled?: boolean;
@@ -120,6 +136,7 @@ export class Results {
     this.speed = { preprocess: 0, inference: 0, postprocess: 0, ...init.speed };
   }
 
+  /** Number of detections. */
   get length(): number { return this.boxes.length; }
 
   /** Class name for a class id, falling back to the id itself. */
