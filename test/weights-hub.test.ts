@@ -92,7 +92,7 @@ test('name forms download the right file into weights/<name>, following the redi
     ['LibreYOLO9t.pt', 'LibreYOLO9t', 'LibreYOLO9t.pt'],
     ['LibreYOLO9t', 'LibreYOLO9t', 'LibreYOLO9t.pt'],
     ['LibreYOLO/LibreYOLO9t', 'LibreYOLO9t', 'LibreYOLO9t.pt'],
-    ['libreyolo9m-pose.pt', 'LibreYOLO9m-pose', 'libreyolo9m-pose.pt'],
+    ['libreyolo9m.pt', 'LibreYOLO9m', 'libreyolo9m.pt'],
   ];
   for (const [given, stem, file] of forms) {
     const cwd = freshCwd();
@@ -104,6 +104,17 @@ test('name forms download the right file into weights/<name>, following the redi
     assert.equal(requests[1]!.url, `/blobs/${stem}.pt`);
     assert.ok(requests.every((r) => r.auth === undefined), 'the HF token is only sent to huggingface.co');
     assert.deepEqual(readdirSync(join(cwd, 'weights')), [file], 'no .part file left');
+  }
+});
+
+test('a non-detection task name (-pose, -seg, ...) is refused before any request: loading would refuse it after the whole download', async () => {
+  for (const given of ['LibreYOLO9m-pose.pt', 'libreyolo9s-SEG', 'LibreYOLO/LibreYOLO9t-cls']) {
+    const cwd = freshCwd();
+    requests.length = 0;
+    await assert.rejects(resolveWeights(given, { cwd, env: env(), ...quiet }),
+      rejectsWith('config_unsupported', /^Task '(pose|seg|cls)' is not supported yet: this package runs detection models only, so \S+ is not downloaded\. For detection use LibreYOLO9[mst]\.pt\.$/));
+    assert.equal(requests.length, 0, `${given}: nothing fetched`);
+    assert.equal(existsSync(join(cwd, 'weights')), false);
   }
 });
 

@@ -123,6 +123,13 @@ export async function resolveWeights(nameOrPath: string, options: ResolveWeights
 
   const parsed = parseWeightName(basename(target));
   if (!parsed) throw unknownName(nameOrPath, basename(target));
+  if (parsed.taskSuffix !== '') {
+    // Loading would refuse it (detection only): say so before a download of the whole file.
+    const detect = `${parsed.stem.slice(0, -parsed.taskSuffix.length)}.pt`;
+    throw new LibreYOLOError('config_unsupported',
+      `Task '${parsed.taskSuffix.slice(1)}' is not supported yet: this package runs detection models only, so ${basename(target)} is not downloaded. For detection use ${detect}.`,
+      { suggestion: `For detection use ${detect}.` });
+  }
   const url = weightsUrl(parsed.stem, options.endpoint || env.HF_ENDPOINT || DEFAULT_ENDPOINT);
   const howTo = `Download it elsewhere and place it at ${target}, or pass a local path to the weights.`;
   if (options.allowDownload === false) {
