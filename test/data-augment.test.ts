@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { RgbImage } from '../src/data/image.ts';
-import { letterbox, resizeBilinear } from '../src/data/letterbox.ts';
+import { letterbox } from '../src/data/letterbox.ts';
+import { resizePilBilinear } from '../src/data/pil-resize.ts';
 import {
   DEFAULT_HYP, augmentHsv, drawHsvGains, filterBoxes, flipHorizontal, hsv8ToRgb, mosaic4, mulberry32, rgbToHsv8,
   scaleTranslate, trainTransform,
@@ -153,7 +154,7 @@ describe('train transform', () => {
     assert.equal(out[63 * 64], Math.fround(114 / 255));
   });
 
-  it('resize stretch (D-FINE\'s train Resize to s x s): the image stretched by INTER_LINEAR, x and y normalised by their own sides, no padding', () => {
+  it('resize stretch (D-FINE\'s train Resize to s x s): the image stretched by the antialiased bilinear (Pillow\'s kernel), x and y normalised by their own sides, no padding', () => {
     // A 64 x 32 pre-resized image: left half dark, right half bright.
     const img = solid(64, 32, [10, 200, 30]);
     for (let y = 0; y < 32; y++) for (let x = 32; x < 64; x++) img.data.set([240, 20, 90], (y * 64 + x) * 3);
@@ -163,7 +164,7 @@ describe('train transform', () => {
     assert.equal(n, 1);
     // y spans 32 rows stretched to 64: 4 / 32 and 20 / 32; x as is.
     assert.deepEqual(Array.from(targets.subarray(0, 5)), [1, 8 / 64, 4 / 32, 24 / 64, 20 / 32]);
-    const want = resizeBilinear(img, 64, 64);
+    const want = resizePilBilinear(img, 64, 64);
     for (let k = 0; k < 64 * 64; k++) for (let c = 0; c < 3; c++) {
       assert.equal(out[c * 64 * 64 + k], Math.fround(want.data[k * 3 + c]! / 255), `pixel ${k} channel ${c}`);
     }

@@ -121,4 +121,11 @@ describe('trainer: the first step\'s LR and the EMA restart, as the original', (
     assert.equal(resolveTrainConfig({ data: 'x.yaml', ema_restart_decay: 'None' }, warn, trainingHooks(dfineFamily).defaults).ema_restart_decay, null);
     assert.throws(() => resolveTrainConfig({ data: 'x.yaml', ema_restart_decay: 1 }, warn), /ema_restart_decay must be in \(0, 1\)/);
   });
+
+  it('multi_scale (the original D-FINE\'s per-batch sizes) is refused, not ignored: multi_scale=true is an error, false is what runs', () => {
+    const warn = (): void => undefined;
+    assert.throws(() => resolveTrainConfig({ data: 'x.yaml', multi_scale: 'true' }, warn, trainingHooks(dfineFamily).defaults),
+      (e: Error & { code?: string }) => e.code === 'config_unsupported' && /multi_scale=true is not implemented: every batch trains at imgsz/.test(e.message));
+    assert.equal(resolveTrainConfig({ data: 'x.yaml', multi_scale: false }, warn, trainingHooks(dfineFamily).defaults).multi_scale, false);
+  });
 });

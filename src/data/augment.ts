@@ -14,6 +14,7 @@ import type { RgbImage } from './image.ts';
 import { rint } from '../util/math.ts';
 import { letterboxGeometry, letterboxInto, resizeBilinear, PAD_VALUE } from './letterbox.ts';
 import { randomAffine, type AffineHyp } from './affine.ts';
+import { resizePilBilinear } from './pil-resize.ts';
 
 export type Rand = () => number;
 
@@ -355,7 +356,7 @@ export function preResize(img: RgbImage, size: number): RgbImage {
 /**
  * Final step of every train sample: HSV + flip (skipped for images without boxes, or when every box
  * would be filtered, as the original), top-left letterbox into `out` (float CHW /255), or with
- * `hyp.resize` 'stretch' an INTER_LINEAR resize to size x size; boxes scaled, filtered (side <= 1 px),
+ * `hyp.resize` 'stretch' an antialiased bilinear resize to size x size; boxes scaled, filtered (side <= 1 px),
  * normalised by the canvas size, clipped to [0,1] and written into `targets` (`maxLabels` rows,
  * padding `[-1,0,0,0,0]`). Random draws are the same whatever the branch.
  */
@@ -378,7 +379,8 @@ export function trainTransform(
       final = kept;
     }
   }
-  letterboxInto(stretch && (img.width !== size || img.height !== size) ? resizeBilinear(img, size, size) : img, size, out, outOffset);
+  // The stretch is antialiased (torchvision's Resize(antialias=True), Pillow's kernel): after the strong ops' zoom-out it shrinks up to 4x.
+  letterboxInto(stretch && (img.width !== size || img.height !== size) ? resizePilBilinear(img, size, size) : img, size, out, outOffset);
   return writeTargets(final, sx / size, targets, targetOffset, maxLabels, sy / size);
 }
 

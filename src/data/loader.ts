@@ -27,6 +27,7 @@ import {
   type AugmentHyp, type LoadedItem,
 } from './augment.ts';
 import { drawMixup, mixup } from './mixup.ts';
+import { strongAugment } from './strong-augment.ts';
 import type { DatasetSplit } from './dataset.ts';
 
 export interface LoaderOptions {
@@ -44,6 +45,8 @@ export interface LoaderOptions {
   augment?: boolean;
   /** Mosaic items (default true); switch with `loader.mosaic` (close-mosaic). Needs `augment`. */
   mosaic?: boolean;
+  /** D-FINE's strong ops (strong-augment.ts) on samples with boxes (default false); switch with `loader.strong`. Needs `augment`. */
+  strong?: boolean;
   /** Seed of the shuffling and augmentation streams (default 0). */
   seed?: number;
   /** Drop the last partial batch; default as the original: when the split has at least `batch` images. */
@@ -89,6 +92,8 @@ export interface BatchJob {
   seeds: number[];
   augment: boolean;
   mosaic: boolean;
+  /** D-FINE's strong ops on this batch's samples. */
+  strong?: boolean;
 }
 
 export interface BatchData {
@@ -165,7 +170,7 @@ async function buildSample(ctx: SampleContext, job: BatchJob, k: number, out: Ba
   } else {
     const it = await loadItem(ctx, index);
     out.origShapes[k] = it.origShape;
-    item = it;
+    item = job.strong ? strongAugment(it, rand) : it;
   }
   item = maybeScaleTranslate(item, ctx.hyp, rand);
   out.counts[k] = trainTransform(item.img, item.boxes, s, ctx.hyp, rand, out.images, k * plane, out.targets, tOff, ctx.maxLabels);
@@ -269,6 +274,8 @@ function isErrorCode(c: string | null): c is ErrorCode {
 export class DataLoader {
   /** Mosaic on/off for the next batches submitted (the trainer's close-mosaic switch). */
   mosaic: boolean;
+  /** Strong ops on/off for the next batches submitted (D-FINE's stop epoch). */
+  strong: boolean;
   readonly imgsz: number;
   readonly batchSize: number;
   readonly workers: number;
@@ -297,6 +304,7 @@ export class DataLoader {
     this.shuffle = options.shuffle ?? true;
     this.augment = options.augment ?? true;
     this.mosaic = options.mosaic ?? true;
+    this.strong = options.strong ?? false;
     this.seed = options.seed ?? 0;
     this.dropLast = options.dropLast ?? split.images.length >= batch;
     this.maxLabels = options.maxLabels ?? 100;
@@ -336,7 +344,7 @@ export class DataLoader {
       indices.push(perm[p]!);
       seeds.push(mixSeed(this.seed, epoch, p, 0xa09));
     }
-    return { indices, seeds, augment: this.augment, mosaic: this.augment && this.mosaic };
+    return { indices, seeds, augment: this.augment, mosaic: this.augment && this.mosaic, strong: this.augment && this.strong };
   }
 
   private run(job: BatchJob): Promise<BatchData> {

@@ -233,6 +233,12 @@ export interface TrainingHooks {
    * input size, as YOLOX's recipe; absent: the mosaic is halved (YOLO9) unless degrees or shear ask for it.
    */
   mosaicAffine?: boolean;
+  /**
+   * D-FINE's strong ops (photometric distort, zoom-out, IoU crop; data/strong-augment.ts) on every
+   * sample with boxes, from the first epoch until int(epochs x aug_stop_epoch_ratio), and never in
+   * the no-aug epochs.
+   */
+  strongAugment?: boolean;
 }
 
 /** What a family's LR schedule is built from (the run's config and its length in optimizer steps). */

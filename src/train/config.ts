@@ -56,6 +56,10 @@ export interface TrainConfig {
    * the warm-up ramp (D-FINE's "EMA restart": the original's ema_restart_decay); null = no switch.
    */
   ema_restart_decay: number | null;
+  /** A family with strong ops (D-FINE) stops them at epoch int(epochs x this); default 1 (never before the no-aug epochs). */
+  aug_stop_epoch_ratio: number;
+  /** The original's per-batch random input size (D-FINE); not implemented: only false is accepted. */
+  multi_scale: boolean;
   save_period: number;
   eval_interval: number;
   save_plots: boolean;
@@ -87,7 +91,7 @@ export const TRAIN_DEFAULTS: Omit<TrainConfig, 'data'> = {
   momentum: 0.937, weight_decay: 5e-4, nesterov: true, scheduler: 'linear', warmup_epochs: 3, warmup_lr_start: 1e-4,
   min_lr_ratio: 0.01, no_aug_epochs: 15, mosaic_prob: 1.0, mixup_prob: 0.0, hsv_prob: 1.0, flip_prob: 0.5,
   degrees: 0.0, translate: 0.1, shear: 0.0, mosaic_scale: [0.5, 1.5], mixup_scale: [0.5, 1.5], ema: true, ema_decay: 0.9999,
-  ema_restart_decay: null, save_period: 10, eval_interval: 10, save_plots: false, cache: false, freeze: null, nbs: null, sync_bn: false,
+  ema_restart_decay: null, aug_stop_epoch_ratio: 1, multi_scale: false, save_period: 10, eval_interval: 10, save_plots: false, cache: false, freeze: null, nbs: null, sync_bn: false,
   log_interval: 10, data_dir: null, max_labels: 100, clip_max_norm: 0,
   profile: false, profile_then_stop: false, profile_warmup: 5, profile_steps: 20, profile_trace: true, profile_open: true,
   threads: null, verbose: true,
@@ -101,7 +105,7 @@ const KINDS: Record<keyof TrainConfig, Kind> = {
   allow_download_scripts: 'bool', pretrained: 'pretrained', momentum: 'number', weight_decay: 'number', nesterov: 'bool',
   scheduler: 'string', warmup_epochs: 'number', warmup_lr_start: 'number', min_lr_ratio: 'number', no_aug_epochs: 'int',
   mosaic_prob: 'number', mixup_prob: 'number', hsv_prob: 'number', flip_prob: 'number', degrees: 'number', translate: 'number',
-  shear: 'number', mosaic_scale: 'pair', mixup_scale: 'pair', ema: 'bool', ema_decay: 'number', ema_restart_decay: 'nullable-number', save_period: 'int',
+  shear: 'number', mosaic_scale: 'pair', mixup_scale: 'pair', ema: 'bool', ema_decay: 'number', ema_restart_decay: 'nullable-number', aug_stop_epoch_ratio: 'number', multi_scale: 'bool', save_period: 'int',
   eval_interval: 'int', save_plots: 'bool', cache: 'cache', freeze: 'int-list', nbs: 'nullable-int', sync_bn: 'bool',
   log_interval: 'int', data_dir: 'nullable-string', max_labels: 'int', clip_max_norm: 'number', profile: 'bool', profile_then_stop: 'bool',
   profile_warmup: 'int', profile_steps: 'int', profile_trace: 'bool', profile_open: 'bool', threads: 'nullable-int', verbose: 'bool',
@@ -250,6 +254,10 @@ export function resolveTrainConfig(options: Record<string, unknown>, warn: Warn,
   range('no_aug_epochs', cfg.no_aug_epochs >= 0, '>= 0');
   range('ema_decay', cfg.ema_decay > 0 && cfg.ema_decay < 1, 'in (0, 1)');
   range('ema_restart_decay', cfg.ema_restart_decay === null || (cfg.ema_restart_decay > 0 && cfg.ema_restart_decay < 1), 'in (0, 1) (or null: no switch)');
+  if (cfg.multi_scale) {
+    throw new LibreYOLOError('config_unsupported', 'train: multi_scale=true is not implemented: every batch trains at imgsz (the original D-FINE recipe draws 480-800 px per batch). Leave it out or pass multi_scale=false.');
+  }
+  range('aug_stop_epoch_ratio', cfg.aug_stop_epoch_ratio >= 0 && cfg.aug_stop_epoch_ratio <= 1, 'in [0, 1]');
   range('save_period', cfg.save_period >= 0, '>= 0');
   range('eval_interval', cfg.eval_interval >= 1, '>= 1');
   range('patience', cfg.patience >= 0, '>= 0');

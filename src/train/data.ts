@@ -17,7 +17,7 @@ export interface TrainData {
   readonly batchesPerEpoch: number;
   /** The split validated during training (null when the YAML has no `val`). */
   readonly val: DatasetSplit | null;
-  epoch(epoch: number, options: { mosaic: boolean }): AsyncIterable<TrainBatch>;
+  epoch(epoch: number, options: { mosaic: boolean; strong?: boolean }): AsyncIterable<TrainBatch>;
   close(): Promise<void>;
 }
 
@@ -30,6 +30,15 @@ export interface TrainDataOptions {
   stretch?: boolean;
   /** Progress / download messages (default: stderr). */
   log?: (message: string) => void;
+}
+
+/**
+ * Whether a family's strong ops (D-FINE) run in `epoch` (0-based): before int(epochs x
+ * aug_stop_epoch_ratio) (the original's stop_epoch) and, as its close_mosaic also disables them,
+ * never in the last no_aug_epochs.
+ */
+export function strongAugmentEpoch(epoch: number, cfg: Pick<TrainConfig, 'epochs' | 'no_aug_epochs' | 'aug_stop_epoch_ratio'>): boolean {
+  return epoch < cfg.epochs - cfg.no_aug_epochs && epoch < Math.trunc(cfg.epochs * cfg.aug_stop_epoch_ratio);
 }
 
 /** Resolves the dataset (downloading a bundled or URL dataset when missing) and reads its YAML. */
@@ -71,8 +80,9 @@ export async function openTrainData(cfg: TrainConfig, ds: DatasetConfig, options
     trainImages: train.images.length,
     batchesPerEpoch: loader.length,
     val,
-    epoch(epoch, { mosaic }) {
+    epoch(epoch, { mosaic, strong }) {
       loader.mosaic = mosaic;
+      loader.strong = strong === true;
       return loader.epoch(epoch);
     },
     close: () => loader.close(),

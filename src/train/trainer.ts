@@ -33,7 +33,7 @@ import { clipGradNorm, Optimizer } from './optimizer.ts';
 import { EpochProgress } from './progress.ts';
 import { LRSchedule } from './schedule.ts';
 import type { LossComponents, StepResult, TrainBatch } from './types.ts';
-import { loadTrainDataConfig, openTrainData, type TrainData } from './data.ts';
+import { loadTrainDataConfig, openTrainData, strongAugmentEpoch, type TrainData } from './data.ts';
 import { openStepRunner, type StepRunner } from './runner.ts';
 import { validate } from '../val/validate.ts';
 import type { DatasetConfig } from '../data/dataset.ts';
@@ -364,6 +364,7 @@ export class Trainer {
   private async trainEpoch(epoch: number): Promise<{ stats: EpochStats; stopped: boolean }> {
     const cfg = this.config;
     const mosaic = epoch < cfg.epochs - cfg.no_aug_epochs;
+    const strong = this.hooks.strongAugment === true && strongAugmentEpoch(epoch, cfg);
     const total = this.data!.batchesPerEpoch;
     const stats: EpochStats = { losses: [], images: 0 };
     const accum = this.accumulate;
@@ -371,7 +372,7 @@ export class Trainer {
     let inWindow = 0;
     const started = performance.now();
     this.progress.start(epoch, cfg.epochs, total);
-    let batches: AsyncIterable<TrainBatch> = this.data!.epoch(epoch, { mosaic });
+    let batches: AsyncIterable<TrainBatch> = this.data!.epoch(epoch, { mosaic, strong });
     const switches = this.hooks.switches?.(epoch, cfg) ?? {};
     const spec = inputSpec(this.family);
     // The profiler's wrapper passes batches straight through once its window has closed.

@@ -21,7 +21,7 @@ export const DFINE_TRAIN_DEFAULTS: Readonly<Record<string, unknown>> = {
   epochs: 132, batch: 16, imgsz: 640, workers: 4, lr0: 2e-4, optimizer: 'adamw', weight_decay: 1e-4, momentum: 0.9,
   warmup_epochs: 2, warmup_lr_start: 1e-6, no_aug_epochs: 4, min_lr_ratio: 0.05,
   mosaic_prob: 0, mixup_prob: 0, hsv_prob: 0, flip_prob: 0.5, degrees: 0, translate: 0, shear: 0,
-  ema: true, ema_decay: 0.9999, ema_restart_decay: 0.9999, amp: false, max_labels: 120, clip_max_norm: 0.1, name: 'dfine_exp',
+  ema: true, ema_decay: 0.9999, ema_restart_decay: 0.9999, aug_stop_epoch_ratio: 0.85, amp: false, max_labels: 120, clip_max_norm: 0.1, name: 'dfine_exp',
 };
 
 /** DFINEConfig.backbone_lr_mult. */
@@ -150,6 +150,7 @@ export function dfineTrainingHooks(create: (size: string, nc: number, sd: StateD
     },
     initialize: (network, seed) => initializeDfine(asDfine(network), seed),
     paramGroups: dfineParamGroups,
+    strongAugment: true,
     schedule: dfineSchedule,
   };
 }
