@@ -65,4 +65,14 @@ describe('newcomer CLI output', { concurrency: 2 }, () => {
     assert.equal(run.code, 2, run.stderr);
     assert.equal(run.stderr, 'Error: --batch must be an integer >= 1 (or -1), got 0\n');
   });
+
+  it('quantize of an exported .onnx exits 5 before claiming anything: no "Quantized ..." line, then an error about export', async () => {
+    const onnx = join(cwd, 'shapes.onnx');
+    const e = await runCli(['export', `output_path=${onnx}`], cwd);
+    assert.equal(e.code, 0, e.stderr);
+    const r = await runCli(['quantize', 'recipe=fp16', `model=${onnx}`], cwd);
+    assert.equal(r.code, 5, r.stderr);
+    assert.equal(r.stdout, '');
+    assert.equal(r.stderr, `Error: Cannot quantize ${onnx}: it is an exported ONNX file, and quantize writes its .onnx from the network of the .pt or .safetensors weights. Pass those weights instead.\n`);
+  });
 });

@@ -40,6 +40,11 @@ export function quantizeCommand(): Command {
       }
       const model = await LibreYOLO(flags.model, { device: flags.device, warn: (m) => process.stderr.write(`Warning: ${m}\n`) });
       try {
+        // The file is written by export, which needs the network: refuse before announcing a quantize it cannot save.
+        if (!model.network) {
+          throw new LibreYOLOError('format_precision_unsupported',
+            `Cannot quantize ${flags.model}: it is an exported ONNX file, and quantize writes its .onnx from the network of the .pt or .safetensors weights. Pass those weights instead.`);
+        }
         await model.quantize({ recipe: flags.recipe, calib: flags.calib ?? null });
         process.stdout.write(`Quantized ${model.family.name} to ${model.precision} (cast only, no calibration; float32 inputs and outputs)\n`);
         const path = await model.export({ format: 'onnx', dynamic: true, ...(flags.out ? { output_path: flags.out } : {}) });
