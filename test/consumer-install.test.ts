@@ -100,6 +100,53 @@ describe('installing the npm pack tarball into a project, offline', { concurrenc
     assert.ok((JSON.parse(app.stdout) as string[]).length > 0);
   });
 
+  it('the tarball holds the compiled library, its types, the CLI and the bundled model and images, and no source maps to absent sources', async () => {
+    const list = await sh(`tar -tzf ${tarball}`, parent, env);
+    assert.equal(list.code, 0, describeRun('tar -tzf', list));
+    const files = list.stdout.split('\n').filter(Boolean).map((f) => f.replace(/^package\//, ''));
+    for (const need of ['package.json', 'README.md', 'bin/libreyolo.js', 'dist/index.js', 'dist/index.d.ts', 'dist/cli/bin.js',
+      'assets/LibreYOLO9t-shapes.pt', 'assets/sample.jpg', 'assets/sample-large.jpg']) {
+      assert.ok(files.includes(need), `${need} is in the package`);
+    }
+    // src/ is not shipped, so a map would point a debugger at files that are not there.
+    assert.deepEqual(files.filter((f) => f.endsWith('.map')), [], 'no source maps');
+    assert.deepEqual(files.filter((f) => /^(src|test|bench|scripts)\//.test(f)), [], 'no sources, tests, benches or scripts');
+  });
+
+  it('a strict TypeScript project type-checks against the installed declarations (nodenext, no skipLibCheck)', async () => {
+    const dir = project('typescript');
+    const r = await sh('ONNXRUNTIME_NODE_INSTALL=skip npm ci', dir, env);
+    assert.equal(r.code, 0, describeRun('npm ci', r));
+    symlinkSync(join(REPO_ROOT, 'node_modules', '@types'), join(dir, 'node_modules', '@types'));
+    writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify({
+      compilerOptions: { target: 'es2022', module: 'nodenext', moduleResolution: 'nodenext', strict: true, noEmit: true, types: ['node'] },
+    }));
+    writeFileSync(join(dir, 'app.ts'), [
+      "import { LibreYOLO, SAMPLE_IMAGE, type ImageSource, type Results, type SummaryRow } from 'libreyolo';",
+      'const model = await LibreYOLO();',
+      'const sources: ImageSource[] = [SAMPLE_IMAGE];',
+      'const results: Results[] = await model.predictAll(sources, { conf: 0.25 });',
+      'const rows: SummaryRow[] = results.flatMap((r) => r.summary());',
+      'const ms: number = results[0]!.speed.inference;',
+      'console.log(rows.length, ms);',
+      'await model.close();',
+    ].join('\n'));
+    const tsc = `node ${join(REPO_ROOT, 'node_modules', 'typescript', 'bin', 'tsc')} -p .`;
+    const ok = await sh(tsc, dir, env);
+    assert.equal(ok.code, 0, describeRun(tsc, ok));
+    // The declarations are real types, not any: a misspelt option and a wrong field type are errors.
+    writeFileSync(join(dir, 'wrong.ts'), [
+      "import { LibreYOLO, SAMPLE_IMAGE } from 'libreyolo';",
+      'const r = await (await LibreYOLO()).predictOne(SAMPLE_IMAGE, { conff: 0.25 });',
+      'const s: string = r.length;',
+      'console.log(s);',
+    ].join('\n'));
+    const bad = await sh(tsc, dir, env);
+    assert.notEqual(bad.code, 0);
+    assert.match(bad.stdout, /wrong\.ts\(2,\d+\): error TS2561: .*'conff'/);
+    assert.match(bad.stdout, /wrong\.ts\(3,7\): error TS2322: Type 'number' is not assignable to type 'string'/);
+  });
+
   it('"allowScripts": { "onnxruntime-node": false } in the project installs it too', async () => {
     const dir = project('allow-scripts', { allowScripts: { 'onnxruntime-node': false } });
     const cmd = 'npm ci';
