@@ -67,15 +67,22 @@ export interface CaptureGraphOptions {
   dtype?: 'float32';
 }
 
+/** A loaded detector: `LibreYOLO(...)` returns one. Release its sessions with `close()`. */
 export class LibreYOLOModel {
+  /** The model family (`family.name`: `yolo9`, `yolox`, `rfdetr`, `dfine`) and what it supports. */
   readonly family: ModelFamily;
+  /** The family's size letter (`t`, `s`, `m`, ...). */
   readonly size: string;
+  /** Always `detect` (other tasks are refused at load). */
   readonly task: string;
+  /** Class id -> name. */
   readonly names: Record<number, string>;
   private inputSize: [number, number];
   private weightsFile: string | null;
   private weightsFormat: ModelFormat;
+  /** The network in the TypeScript graph IR; null for an exported `.onnx` (its graph is opaque). */
   readonly network: DetectionNetwork | null;
+  /** The checkpoint's LibreYOLO metadata as read (`model_family`, `names`, `imgsz`, ...). */
   readonly metadata: Record<string, unknown>;
   /** The inference engine (sessions in a worker); exposed for profiling and advanced use. */
   readonly engine: SessionEngine;
@@ -111,14 +118,17 @@ export class LibreYOLOModel {
     return this.weightsFile;
   }
 
+  /** What the weights were loaded from: `pt`, `safetensors`, `onnx`, or `fresh` (new weights). */
   get format(): ModelFormat {
     return this.weightsFormat;
   }
 
+  /** Number of classes. */
   get nc(): number {
     return Object.keys(this.names).length;
   }
 
+  /** Where the sessions run (`device.id`: `cpu`, `cuda:0`, `webgpu`). */
   get device(): Device {
     return this.engine.device;
   }
@@ -402,6 +412,7 @@ export class LibreYOLOModel {
     await r?.release();
   }
 
+  /** A plain summary: family, size, task, nc, imgsz, format, precision, device, weights, parameters. */
   info(): Record<string, unknown> {
     return {
       family: this.family.name, size: this.size, task: this.task, nc: this.nc, imgsz: this.imgsz,
