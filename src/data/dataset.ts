@@ -196,6 +196,27 @@ export async function loadDatasetConfig(data: string, options: DatasetOptions = 
   return { yamlFile: found.file, name: found.name, builtin: found.file === null, root, splits, names, nc, download, raw: cfg };
 }
 
+/**
+ * A dataset named by its folder alone (the original's `data_dir`): `images/train` and `images/val`
+ * (when it exists) under `dir`, labels under the matching `labels/` folders, and `names` for its
+ * classes (the model's: a folder has no names). A COCO-JSON folder (`annotations/`) is refused.
+ */
+export async function dataDirConfig(dir: string, names: Record<number, string>, options: DatasetOptions = {}): Promise<DatasetConfig> {
+  const root = resolve(options.cwd ?? process.cwd(), dir);
+  if (!(await isDir(root))) {
+    throw new LibreYOLOError('data_not_found', `data_dir ${root} is not a folder. Pass a dataset root holding images/train and labels/train, or data=<dataset YAML>.`);
+  }
+  if (await isDir(join(root, 'annotations'))) {
+    throw new LibreYOLOError('config_unsupported',
+      `data_dir ${root} has an annotations/ folder (COCO JSON), which this package does not read. Use YOLO labels (labels/train/*.txt) or data=<dataset YAML>.`);
+  }
+  const nc = Object.keys(names).length;
+  if (nc === 0) throw new LibreYOLOError('data_invalid', `data_dir ${root}: the model has no class names to give the dataset; pass data=<dataset YAML> with names.`);
+  const splits: Partial<Record<SplitName, string[]>> = { train: [join(root, 'images', 'train')] };
+  if (await isDir(join(root, 'images', 'val'))) splits.val = [join(root, 'images', 'val')];
+  return { yamlFile: null, name: basename(root), builtin: false, root, splits, names: { ...names }, nc, download: null, raw: {} };
+}
+
 /** True when `train` or `val` resolves to a non-empty directory or an existing file. */
 export async function datasetExists(cfg: DatasetConfig): Promise<boolean> {
   for (const s of ['train', 'val'] as const) {

@@ -11,7 +11,7 @@ import { LibreYOLOError } from '../errors.ts';
 import type { Warn } from '../util/warn.ts';
 
 export interface TrainConfig {
-  /** Dataset YAML path or built-in name (`coco8`, `coco128`). Required. */
+  /** Dataset YAML path or built-in name (`coco8`, `coco128`); '' when `data_dir` names the dataset. */
   data: string;
   epochs: number;
   /** Global batch; -1 = auto-batch (CPU keeps 16). */
@@ -68,6 +68,7 @@ export interface TrainConfig {
   nbs: number | null;
   sync_bn: boolean;
   log_interval: number;
+  /** A dataset root in the YOLO layout (images/train, labels/train, images/val, ...), used when `data` is absent. */
   data_dir: string | null;
   max_labels: number;
   /** Global L2 gradient-norm clip before each optimizer step (torch's clip_grad_norm_); 0 = off. */
@@ -117,17 +118,30 @@ export function isFloatField(key: string): boolean {
   return kind === 'number' || kind === 'nullable-number' || kind === 'pair';
 }
 
-/** Keys that are not config fields but are accepted by `train()` (callbacks/loggers are not supported here). */
-const IGNORED_WITH_WARNING = new Set(['callbacks', 'loggers']);
+/** Keys of the original's `train()` that are not config fields: refused, this package has neither. */
+const NOT_SUPPORTED_KEYS: Readonly<Record<string, string>> = {
+  callbacks: "train: 'callbacks' is not supported: this package has no training callbacks. Remove it; results.csv and summary.json hold every epoch's figures.",
+  loggers: "train: 'loggers' is not supported: this package has no training loggers. Remove it; results.csv and summary.json hold every epoch's figures.",
+};
 
 /**
- * Fields of the original's config that change nothing here, with what to say when one is set to
- * something other than its default (accepted so LibreYOLO scripts run, never silently).
+ * Fields of the original's config this package cannot honour, refused when set to anything but
+ * their default (an option is implemented or refused, never accepted and ignored).
+ */
+const REFUSED: Partial<Record<keyof typeof TRAIN_DEFAULTS, string>> = {
+  allow_download_scripts: "allow_download_scripts=true is not supported: this package never runs a dataset YAML's Python download script. " +
+    'Download and unzip the dataset yourself, or give download: an http(s) URL of a zip (that downloads without this option).',
+  freeze: 'freeze is not supported: this package trains every layer. Remove freeze.',
+  cache: 'cache is not supported: images are decoded every epoch (cache only changes speed in the original). Remove cache.',
+};
+
+/**
+ * Fields that change nothing here and in the original alike, with what to say when one is set:
+ * accepted so LibreYOLO scripts run, never silently.
  */
 const NO_EFFECT: Partial<Record<keyof typeof TRAIN_DEFAULTS, string>> = {
-  sync_bn: 'sync_bn has no effect: this package trains on one device, so there is no batch norm to synchronise.',
-  data_dir: 'data_dir has no effect: data (a dataset YAML) names the dataset, as in the original, which reads data_dir only without data.',
-  allow_download_scripts: "allow_download_scripts has no effect: this package never runs a YAML's download script (http(s) zip URLs still download).",
+  sync_bn: 'sync_bn has no effect on one device: the original converts BatchNorm to SyncBatchNorm only in multi-GPU (DDP) training, ' +
+    'and this package trains on one device.',
 };
 
 const snake = (k: string): string => k.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
@@ -221,10 +235,8 @@ export function resolveTrainConfig(options: Record<string, unknown>, warn: Warn,
   const out: Record<string, unknown> = { ...TRAIN_DEFAULTS, ...familyDefaults };
   for (const [rawKey, v] of Object.entries(merged)) {
     const key = rawKey in KINDS ? rawKey : snake(rawKey);
-    if (IGNORED_WITH_WARNING.has(key)) {
-      warn(`train: '${key}' is not supported by this package and is ignored.`);
-      continue;
-    }
+    const refusal = NOT_SUPPORTED_KEYS[key];
+    if (refusal) throw new LibreYOLOError('config_unsupported', refusal);
     const kind = KINDS[key as keyof TrainConfig];
     if (!kind) {
       warn(`train: unknown argument '${rawKey}' is ignored.`);
@@ -232,9 +244,16 @@ export function resolveTrainConfig(options: Record<string, unknown>, warn: Warn,
     }
     out[key] = coerce(key, kind, v);
   }
-  if (typeof out.data !== 'string' || out.data === '') {
+  // data_dir, as in the original: a dataset root in the YOLO layout, read only when data is absent.
+  const hasData = typeof out.data === 'string' && out.data !== '';
+  const hasDataDir = typeof out.data_dir === 'string' && out.data_dir !== '';
+  if (hasData && hasDataDir) {
+    throw new LibreYOLOError('config_conflict', `train: pass data or data_dir, not both (data=${String(out.data)}, data_dir=${String(out.data_dir)}).`);
+  }
+  if (!hasData && !hasDataDir) {
     throw new LibreYOLOError('config_required_key', 'train: data is required (a dataset YAML path or a built-in name such as coco8).');
   }
+  if (!hasData) out.data = '';
   const cfg = out as unknown as TrainConfig;
   cfg.optimizer = String(cfg.optimizer).toLowerCase() as TrainConfig['optimizer'];
   if (!['sgd', 'adam', 'adamw'].includes(cfg.optimizer)) throw new LibreYOLOError('config_type_error', `train: optimizer must be sgd, adam or adamw, got '${cfg.optimizer}'`);
@@ -267,6 +286,9 @@ export function resolveTrainConfig(options: Record<string, unknown>, warn: Warn,
   range('threads', cfg.threads === null || cfg.threads >= 1, '>= 1');
   for (const k of ['mosaic_prob', 'mixup_prob', 'hsv_prob', 'flip_prob'] as const) range(k, cfg[k] >= 0 && cfg[k] <= 1, 'in [0, 1]');
   if (cfg.resume && cfg.pretrained) throw new LibreYOLOError('config_conflict', 'train: resume and pretrained cannot be used together.');
+  for (const [key, message] of Object.entries(REFUSED) as Array<[keyof typeof TRAIN_DEFAULTS, string]>) {
+    if (cfg[key] !== TRAIN_DEFAULTS[key]) throw new LibreYOLOError('config_unsupported', `train: ${message}`);
+  }
   for (const [key, message] of Object.entries(NO_EFFECT) as Array<[keyof typeof TRAIN_DEFAULTS, string]>) {
     if (cfg[key] !== TRAIN_DEFAULTS[key]) warn(`train: ${message}`);
   }

@@ -6,7 +6,7 @@
  */
 import { LibreYOLOError } from '../errors.ts';
 import type { Warn } from '../util/warn.ts';
-import { ensureDataset, loadDatasetConfig, loadSplit, type DatasetConfig, type DatasetSplit } from '../data/dataset.ts';
+import { dataDirConfig, ensureDataset, loadDatasetConfig, loadSplit, type DatasetConfig, type DatasetSplit } from '../data/dataset.ts';
 import { createLoader, type DataLoader } from '../data/loader.ts';
 import type { TrainConfig } from './config.ts';
 import type { TrainBatch } from './types.ts';
@@ -41,10 +41,15 @@ export function strongAugmentEpoch(epoch: number, cfg: Pick<TrainConfig, 'epochs
   return epoch < cfg.epochs - cfg.no_aug_epochs && epoch < Math.trunc(cfg.epochs * cfg.aug_stop_epoch_ratio);
 }
 
-/** Resolves the dataset (downloading a bundled or URL dataset when missing) and reads its YAML. */
-export async function loadTrainDataConfig(cfg: TrainConfig, options: TrainDataOptions): Promise<DatasetConfig> {
+/**
+ * Resolves the dataset (downloading a bundled or URL dataset when missing) and reads its YAML; with
+ * `data_dir` instead, the folder is the dataset and `names` (the model's) its classes, as in the original.
+ */
+export async function loadTrainDataConfig(cfg: TrainConfig, options: TrainDataOptions & { names?: Record<number, string> }): Promise<DatasetConfig> {
   const dsOptions = { cwd: options.cwd, ...(options.log ? { log: options.log } : {}) };
-  const ds = await loadDatasetConfig(cfg.data, dsOptions);
+  const ds = cfg.data === '' && cfg.data_dir
+    ? await dataDirConfig(cfg.data_dir, options.names ?? {}, dsOptions)
+    : await loadDatasetConfig(cfg.data, dsOptions);
   await ensureDataset(ds, dsOptions);
   return ds;
 }
@@ -62,7 +67,6 @@ export async function openTrainData(cfg: TrainConfig, ds: DatasetConfig, options
   if (cfg.mixup_prob > 0 && !(cfg.mixup_scale[0] > 0 && cfg.mixup_scale[0] <= cfg.mixup_scale[1])) {
     throw new LibreYOLOError('config_range_error', `train: mixup_scale must be [min, max] with 0 < min <= max, got ${JSON.stringify(cfg.mixup_scale)}`);
   }
-  if (cfg.cache) options.warn(`cache=${String(cfg.cache)} is not implemented; images are decoded every epoch.`);
   const loader: DataLoader = createLoader(train, {
     imgsz: cfg.imgsz,
     batch: cfg.batch,

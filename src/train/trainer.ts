@@ -218,7 +218,7 @@ export class Trainer {
     const config = resolveTrainConfig({ ...base, ...options, ...(resume ? { resume: resumePath } : {}) }, warn, hooks.defaults);
 
     const device = parseDevice(config.device === '' ? model.device.id : config.device);
-    const dataCfg = await loadTrainDataConfig(config, { cwd, warn });
+    const dataCfg = await loadTrainDataConfig(config, { cwd, warn, names: model.names });
     const names = dataCfg.names;
     const nc = Object.keys(names).length;
 
@@ -323,7 +323,6 @@ export class Trainer {
       // `time` keeps counting from where the resumed run stopped
       this.timeOffset = Number(this.csv.lastValue('time')) || 0;
     }
-    if (cfg.freeze) this.warn('freeze is not implemented in this package; every layer is trained.');
     if (cfg.save_plots) this.warn('save_plots: plots are not produced by this package; the final-epoch validation still runs.');
     await writeYaml(join(this.saveDir, 'train_config.yaml'), { ...cfg }, isFloatField);
 

@@ -34,9 +34,11 @@ const HELP: Partial<Record<keyof TrainConfig, string>> = {
   threads: 'ONNX Runtime threads for the train step (default: all cores)',
   patience: 'stop after this many validation rounds without a better mAP50-95; 0 = never (50)',
   pretrained: 'true: start from the published weights of the same size; or a weights path or name',
-  sync_bn: 'accepted for compatibility; no effect (one device)',
-  data_dir: 'accepted for compatibility; no effect (data names the dataset)',
-  allow_download_scripts: 'accepted for compatibility; no effect (YAML download scripts never run)',
+  sync_bn: 'no effect on one device, as in the original (warns)',
+  data_dir: 'instead of data: a dataset root with images/train, labels/train (and images/val), classes from the model',
+  allow_download_scripts: 'not supported: YAML Python download scripts never run (true is refused)',
+  freeze: 'not supported: every layer is trained (refused)',
+  cache: 'not supported: images are decoded every epoch (refused)',
 };
 
 function flagName(key: string): string {
