@@ -22,6 +22,7 @@ import { mulberry32 } from '../src/util/random.ts';
 import { loadCheckpointFile } from '../src/weights/checkpoint.ts';
 import { readSafetensors } from '../src/weights/safetensors.ts';
 import { maxAbsDiff } from './helpers/detr-rows.ts';
+import { fixtureTargets } from './helpers/dfine-targets.ts';
 import { fixture } from './helpers/fixtures.ts';
 
 const NC = 80;
@@ -31,23 +32,6 @@ const NC = 80;
  * moves the outputs far more.
  */
 const PAD_REL_TOL = 1e-5;
-
-/** The fixture's targets (rows [class, cx, cy, w, h] in 640 input pixels, w or h = 0 = padding) normalised. */
-function fixtureTargets(t: HostTensor): ImageTargets[] {
-  const [batch, rows] = t.dims as [number, number];
-  const d = t.data as Float32Array;
-  return Array.from({ length: batch }, (_, b) => {
-    const labels: number[] = [];
-    const boxes: number[] = [];
-    for (let r = 0; r < rows; r++) {
-      const o = (b * rows + r) * 5;
-      if (!(d[o + 3]! > 0 && d[o + 4]! > 0)) continue;
-      labels.push(d[o]!);
-      for (let c = 1; c <= 4; c++) boxes.push(Math.min(Math.max(Math.fround(d[o + c]! / 640), 0), 1));
-    }
-    return { labels, boxes: Float32Array.from(boxes) };
-  });
-}
 
 const sigmoid = (x: number): number => 1 / (1 + Math.exp(-x));
 

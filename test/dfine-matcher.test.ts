@@ -12,6 +12,7 @@ import { linearSumAssignment } from '../src/models/dfine/lsap.ts';
 import { denoisingMatches, denoisingPositiveIdx, hungarianMatch, matchCost, unionMatches, type ImageTargets } from '../src/models/dfine/matcher.ts';
 import { mulberry32 } from '../src/util/random.ts';
 import { readSafetensors } from '../src/weights/safetensors.ts';
+import { fixtureTargets } from './helpers/dfine-targets.ts';
 import { fixture } from './helpers/fixtures.ts';
 
 /** The least total cost over every assignment of the smaller side into the larger. */
@@ -95,19 +96,8 @@ describe('D-FINE Hungarian matcher on the original\'s train step', () => {
   };
   const ints = (name: string): number[] => Array.from(get(name).data as BigInt64Array, Number);
   // Targets as the original's on_forward builds them: non-padding rows, boxes / 640 clamped to 0..1.
-  const rows = get('targets_2x4x5');
-  const [B, M] = rows.dims as [number, number, number];
-  const targets: ImageTargets[] = Array.from({ length: B }, (_, img) => {
-    const labels: number[] = [];
-    const boxes: number[] = [];
-    for (let r = 0; r < M; r++) {
-      const d = (rows.data as Float32Array).subarray((img * M + r) * 5, (img * M + r) * 5 + 5);
-      if (!(d[3]! > 0 && d[4]! > 0)) continue;
-      labels.push(d[0]!);
-      for (let k = 1; k < 5; k++) boxes.push(Math.min(1, Math.max(0, Math.fround(d[k]! / 640))));
-    }
-    return { labels, boxes: Float32Array.from(boxes) };
-  });
+  const targets: ImageTargets[] = fixtureTargets(get('targets_2x4x5'));
+  const B = targets.length;
   const out = { logits: get('pred_logits_train').data as Float32Array, boxes: get('pred_boxes_train').data as Float32Array, batch: B, queries: 300, nc: 80 };
 
   it('gives match_final.img0/img1 exactly (queries and gts)', () => {

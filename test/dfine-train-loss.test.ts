@@ -14,7 +14,6 @@ import { serializeModel } from '../src/graph/onnx.ts';
 import { lowerComposites } from '../src/graph/passes/lower-composites.ts';
 import type { HostTensor } from '../src/graph/tensor.ts';
 import type { DfineLossContext } from '../src/models/dfine/loss-targets.ts';
-import type { ImageTargets } from '../src/models/dfine/matcher.ts';
 import { DfineNetwork } from '../src/models/dfine/network.ts';
 import { loadDfineStateDict } from '../src/models/dfine/state-dict.ts';
 import { emitDfineTrainForward } from '../src/models/dfine/train-forward.ts';
@@ -22,23 +21,8 @@ import { DFINE_DN_INPUTS, dfineTrainOutputRecord } from '../src/models/dfine/tra
 import { loadCheckpointFile } from '../src/weights/checkpoint.ts';
 import { readSafetensors } from '../src/weights/safetensors.ts';
 import { fedLossGraph, type FedLossGraph } from './helpers/dfine-loss-graph.ts';
+import { fixtureTargets } from './helpers/dfine-targets.ts';
 import { fixture } from './helpers/fixtures.ts';
-
-/** The fixture's target rows [class, cx, cy, w, h] (input pixels) as the original's on_forward keeps them. */
-export function fixtureTargets(rows: HostTensor, size: number): ImageTargets[] {
-  const [B, M] = rows.dims as [number, number, number];
-  return Array.from({ length: B }, (_, img) => {
-    const labels: number[] = [];
-    const boxes: number[] = [];
-    for (let r = 0; r < M; r++) {
-      const d = (rows.data as Float32Array).subarray((img * M + r) * 5, (img * M + r) * 5 + 5);
-      if (!(d[3]! > 0 && d[4]! > 0)) continue;
-      labels.push(d[0]!);
-      for (let k = 1; k < 5; k++) boxes.push(Math.min(1, Math.max(0, Math.fround(d[k]! / size))));
-    }
-    return { labels, boxes: Float32Array.from(boxes) };
-  });
-}
 
 describe('D-FINE n criterion on the original\'s train step', () => {
   let train: Map<string, HostTensor>;

@@ -9,21 +9,12 @@ import { after, before, describe, it } from 'node:test';
 import { join } from 'node:path';
 import { LibreYOLO, type LibreYOLOModel, type Results } from '../src/index.ts';
 import { loadImageFile, type RgbImage } from '../src/data/image.ts';
-import { mergeDetections, truncate } from '../src/predict/merge.ts';
 import { flipHorizontal } from '../src/predict/tta.ts';
-import { cropImage, sliceBoxes } from '../src/predict/tiling.ts';
+import { cropImage } from '../src/predict/tiling.ts';
 import { fixture, REPO_ROOT } from './helpers/fixtures.ts';
+import { assertResultsClose, assertTilingMatchesTiles } from './helpers/predict-controls.ts';
 
 const PHOTO = join(REPO_ROOT, 'test/assets/parkour.jpg');
-
-function assertClose(a: Results, b: Results, boxTol: number, scoreTol: number): void {
-  assert.equal(a.length, b.length, 'detection count');
-  for (let i = 0; i < a.length; i++) {
-    assert.equal(a.boxes.clsData[i], b.boxes.clsData[i], `row ${i} class`);
-    assert.ok(Math.abs(a.boxes.confData[i]! - b.boxes.confData[i]!) <= scoreTol, `row ${i} score`);
-    for (let c = 0; c < 4; c++) assert.ok(Math.abs(a.boxes.xyxyData[i * 4 + c]! - b.boxes.xyxyData[i * 4 + c]!) <= boxTol, `row ${i} box`);
-  }
-}
 
 describe('RF-DETR predict controls', () => {
   let model: LibreYOLOModel;
@@ -65,8 +56,8 @@ describe('RF-DETR predict controls', () => {
     const single = await model.predict({ ...mirrored }, { conf: 0.5 }) as Results;
     const both = await model.predict([{ ...photo }, { ...mirrored }], { conf: 0.5, batch: 2 }) as Results[];
     assert.equal(both.length, 2);
-    assertClose(both[0]!, plain, 1e-2, 1e-5);
-    assertClose(both[1]!, single, 1e-2, 1e-5);
+    assertResultsClose(both[0]!, plain, 1e-2, 1e-5);
+    assertResultsClose(both[1]!, single, 1e-2, 1e-5);
   });
 
   it('augment: the flip view only (fixed-size family), merged by per-class NMS over both views', async () => {
@@ -83,20 +74,7 @@ describe('RF-DETR predict controls', () => {
   });
 
   it('tiling: tiles of the input size, each predicted on its own, offset and merged', async () => {
-    const crop = cropImage(photo, [0, 0, 700, 420]);
-    const slices = sliceBoxes(crop.width, crop.height, 384, 0.2);
-    assert.ok(slices.length >= 2);
-    const parts = [];
-    for (const [x1, y1, x2, y2] of slices) {
-      const r = await model.predict({ ...cropImage(crop, [x1, y1, x2, y2]) }, { conf: 0.5 }) as Results;
-      parts.push({ xyxy: Float32Array.from(r.boxes.xyxyData, (v, k) => v + (k % 2 === 0 ? x1 : y1)), conf: r.boxes.confData, cls: r.boxes.clsData });
-    }
-    const expected = truncate(mergeDetections(parts, 0.45), 300);
-    const tiled = await model.predict({ ...crop }, { conf: 0.5, tiling: true }) as Results;
-    assert.equal(tiled.tiled, true);
-    assert.equal(tiled.num_tiles, slices.length);
-    assert.deepEqual(Array.from(tiled.boxes.xyxyData), Array.from(expected.xyxy));
-    assert.deepEqual(Array.from(tiled.boxes.confData), Array.from(expected.conf));
+    await assertTilingMatchesTiles(model, cropImage(photo, [0, 0, 700, 420]), 384);
   });
 
   it('cuda_graph is refused for RF-DETR (capture not verified for the family), false runs', async () => {
