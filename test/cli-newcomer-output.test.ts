@@ -75,4 +75,15 @@ describe('newcomer CLI output', { concurrency: 2 }, () => {
     assert.equal(r.stdout, '');
     assert.equal(r.stderr, `Error: Cannot quantize ${onnx}: it is an exported ONNX file, and quantize writes its .onnx from the network of the .pt or .safetensors weights. Pass those weights instead.\n`);
   });
+
+  it('libreyolo, libreyolo data and libreyolo profile alone list their commands on stdout (exit 0), as --help does', async () => {
+    for (const words of [[], ['data'], ['profile']]) {
+      const r = await runCli(words, cwd);
+      const help = await runCli([...words, '--help'], cwd);
+      assert.equal(r.code, 0, r.stderr);
+      assert.equal(r.stderr, '', `libreyolo ${words.join(' ')}: nothing on stderr`);
+      assert.match(r.stdout, /^Usage: libreyolo/);
+      assert.equal(r.stdout, help.stdout);
+    }
+  });
 });

@@ -82,6 +82,11 @@ export async function main(argv: string[]): Promise<number> {
   const { command, depth } = leafCommand(program, args);
   const origins = new Map<string, string>();
   let json = args.includes('--json') || args.some((a) => /^json=(true|1)$/i.test(a));
+  // `libreyolo` or `libreyolo data` alone asked for the list of commands: on stdout (commander puts it on stderr), exit 0.
+  if (args.length === depth && command.commands.length > 0) {
+    command.outputHelp();
+    return 0;
+  }
   try {
     // The profile group takes POSIX flags only (its positionals may contain '=').
     const rewritten = depth > 0 && args[0] !== 'profile' ? [...args.slice(0, depth), ...rewriteKeyValueArgs(args.slice(depth), command, origins)] : args;
