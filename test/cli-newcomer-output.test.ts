@@ -86,4 +86,10 @@ describe('newcomer CLI output', { concurrency: 2 }, () => {
       assert.equal(r.stdout, help.stdout);
     }
   });
+
+  it('predict with a positional source and a different source= exits 2 naming both, instead of using one silently', async () => {
+    const r = await runCli(['predict', 'first.jpg', 'source=second.jpg'], cwd);
+    assert.equal(r.code, 2, r.stderr);
+    assert.equal(r.stderr, "Error: Two sources given: 'first.jpg' and source=second.jpg. Pass one (as the first argument or as source=).\n");
+  });
 });

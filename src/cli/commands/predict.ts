@@ -3,6 +3,7 @@ import { modelLine } from '../model-line.ts';
 import { Command, Option } from 'commander';
 import { dirname } from 'node:path';
 import { LibreYOLO } from '../../load.ts';
+import { LibreYOLOError } from '../../errors.ts';
 import { resolveSources } from '../../data/sources.ts';
 import { HALF_NOTICE, type PredictOptions } from '../../predict/options.ts';
 import { summaryLine, type Results } from '../../predict/results.ts';
@@ -96,6 +97,9 @@ export function predictCommand(): Command {
     .option('--threads <n>', 'ONNX Runtime threads (default: all cores)', parseInteger('threads'))
     .addOption(new Option('--json', 'print one JSON object (results only on stdout)').default(false))
     .action(async (positional: string | undefined, flags: PredictFlags) => {
+      if (flags.source !== undefined && positional !== undefined && flags.source !== positional) {
+        throw new LibreYOLOError('config_conflict', `Two sources given: '${positional}' and source=${flags.source}. Pass one (as the first argument or as source=).`);
+      }
       const source = flags.source ?? positional ?? SAMPLE_IMAGE;
       checkRange('conf', flags.conf, 0, 1);
       checkRange('iou', flags.iou, 0, 1);
