@@ -15,7 +15,8 @@ import { convertPrecision, inferDtypes } from '../src/graph/passes/precision.ts'
 import { buildInferenceGraph } from '../src/runtime/graph-engine.ts';
 import { keepFloatRegion } from '../src/runtime/engine.ts';
 import type { ProfileAnalysis } from '../src/profile/schema.ts';
-import { assertPhotoDetections, DFINE_SHAPES, inputOf, limitsOf, predictLayoutErrors, readDfineIo, recall, type DfineIo } from './helpers/dfine-fixture.ts';
+import { recall } from './helpers/compare.ts';
+import { assertPhotoDetections, DFINE_SHAPES, inputOf, limitsOf, predictLayoutErrors, readDfineIo, type DfineIo } from './helpers/dfine-fixture.ts';
 import { fixture, REPO_ROOT } from './helpers/fixtures.ts';
 import { cli } from './helpers/profile-fixtures.ts';
 

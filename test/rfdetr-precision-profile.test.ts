@@ -18,26 +18,9 @@ import type { RfdetrNetwork } from '../src/models/rfdetr/network.ts';
 import type { ProfileAnalysis } from '../src/profile/schema.ts';
 import { fixture, REPO_ROOT } from './helpers/fixtures.ts';
 import { cli } from './helpers/profile-fixtures.ts';
+import { recall } from './helpers/compare.ts';
 
 const PHOTO = join(REPO_ROOT, 'test/assets/parkour.jpg');
-
-/** Fraction of `ref`'s detections that have a same-class detection in `got` with IoU >= 0.5. */
-function recall(got: Results, ref: Results): number {
-  let hit = 0;
-  for (let i = 0; i < ref.boxes.length; i++) {
-    const a = ref.boxes.xyxy[i]!;
-    for (let j = 0; j < got.boxes.length; j++) {
-      if (got.boxes.clsData[j] !== ref.boxes.clsData[i]) continue;
-      const b = got.boxes.xyxy[j]!;
-      const w = Math.max(0, Math.min(a[2]!, b[2]!) - Math.max(a[0]!, b[0]!));
-      const h = Math.max(0, Math.min(a[3]!, b[3]!) - Math.max(a[1]!, b[1]!));
-      const inter = w * h;
-      const iou = inter / ((a[2]! - a[0]!) * (a[3]! - a[1]!) + (b[2]! - b[0]!) * (b[3]! - b[1]!) - inter);
-      if (iou >= 0.5) { hit++; break; }
-    }
-  }
-  return hit / ref.boxes.length;
-}
 
 describe('RF-DETR precision and profile', () => {
   let dir: string;

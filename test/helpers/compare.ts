@@ -1,5 +1,6 @@
 /** Numeric comparison of detector outputs `[B, 4+nc, A]`: box rows vs score rows. */
 import type { HostTensor } from '../../src/graph/tensor.ts';
+import type { Results } from '../../src/predict/results.ts';
 
 /**
  * `skipAnchors` leaves out whole columns, keyed `image * A + anchor` (a DETR query slot whose
@@ -31,4 +32,21 @@ export function relL2(a: ArrayLike<number>, b: ArrayLike<number>): number {
     den += b[k]! ** 2;
   }
   return Math.sqrt(num / Math.max(den, 1e-30));
+}
+
+/** Fraction of `ref`'s detections that have a same-class detection in `got` with IoU >= 0.5. */
+export function recall(got: Results, ref: Results): number {
+  let hit = 0;
+  for (let i = 0; i < ref.boxes.length; i++) {
+    const a = ref.boxes.xyxy[i]!;
+    for (let j = 0; j < got.boxes.length; j++) {
+      if (got.boxes.clsData[j] !== ref.boxes.clsData[i]) continue;
+      const b = got.boxes.xyxy[j]!;
+      const w = Math.max(0, Math.min(a[2]!, b[2]!) - Math.max(a[0]!, b[0]!));
+      const h = Math.max(0, Math.min(a[3]!, b[3]!) - Math.max(a[1]!, b[1]!));
+      const inter = w * h;
+      if (inter / ((a[2]! - a[0]!) * (a[3]! - a[1]!) + (b[2]! - b[0]!) * (b[3]! - b[1]!) - inter) >= 0.5) { hit++; break; }
+    }
+  }
+  return hit / ref.boxes.length;
 }
