@@ -29,6 +29,9 @@ describe('installing the npm pack tarball into a project, offline', { concurrenc
     parent = mkdtempSync(join(tmpdir(), 'libreyolo-consumer-'));
     const clone = copyWorkingTree(parent);
     symlinkSync(join(REPO_ROOT, 'node_modules'), join(clone, 'node_modules'));
+    // A checkout that built before: output of a module since removed must not reach the tarball.
+    mkdirSync(join(clone, 'dist'), { recursive: true });
+    writeFileSync(join(clone, 'dist', 'removed-module.js'), 'export {};\n');
     // Any host but npm's cache is unreachable: onnxruntime-node's downloader honours global-agent's proxy.
     const dead = `http://127.0.0.1:${await closedPort()}`;
     env = plainShellEnv({ npm_config_offline: 'true', GLOBAL_AGENT_HTTP_PROXY: dead, GLOBAL_AGENT_HTTPS_PROXY: dead });
@@ -110,6 +113,7 @@ describe('installing the npm pack tarball into a project, offline', { concurrenc
     }
     // src/ is not shipped, so a map would point a debugger at files that are not there.
     assert.deepEqual(files.filter((f) => f.endsWith('.map')), [], 'no source maps');
+    assert.ok(!files.includes('dist/removed-module.js'), 'the build starts from an empty dist/: stale output is not packed');
     assert.deepEqual(files.filter((f) => /^(src|test|bench|scripts)\//.test(f)), [], 'no sources, tests, benches or scripts');
   });
 
