@@ -28,6 +28,22 @@ export function unbroadcast(b: GraphBuilder, g: string, gDims: number[], xDims: 
     if (k < lead) axes.push(k);
     else if (xDims[k - lead] === 1 && gDims[k] !== 1) axes.push(k);
   }
-  const summed = axes.length ? reduceSum(b, g, axes, true) : g;
+  const summed = axes.length ? reduceSumStaged(b, g, axes, gDims) : g;
   return reshapeTo(b, summed, xDims);
+}
+
+/** Below this many summed elements one ReduceSum is as accurate as staging. */
+const STAGED_SUM_MIN = 4096;
+
+/**
+ * Sum over `axes` (kept as size 1) one axis at a time, innermost first. ONNX Runtime's single
+ * ReduceSum over several axes accumulates with an error near 1.5e-8 of the sum of magnitudes; a
+ * broadcast parameter's gradient (a LearnableAffineBlock's scalar bias: 819,200 terms whose sum is
+ * 7,500x smaller than their magnitudes) lost 2e-4 to 5e-4 of 4.5 that way, about 1e-6 staged
+ * (docs/training-numerics.md, D-FINE gradients).
+ */
+export function reduceSumStaged(b: GraphBuilder, x: string, axes: number[], xDims: number[]): string {
+  const count = axes.reduce((n, a) => n * xDims[a]!, 1);
+  if (axes.length < 2 || count < STAGED_SUM_MIN) return reduceSum(b, x, axes, true);
+  return [...axes].sort((p, q) => q - p).reduce((y, a) => reduceSum(b, y, [a], true), x);
 }
