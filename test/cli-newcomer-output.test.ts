@@ -52,7 +52,7 @@ describe('newcomer CLI output', { concurrency: 2 }, () => {
     const project = join(cwd, 'prof');
     const r = await runCli(['profile', 'infer', '--device', 'cpu', '--weights', 'LibreYOLO9t-shapes', '--imgsz', '160', '--warmup', '0', '--runs', '1', '--no-trace', '--project', project], cwd);
     assert.equal(r.code, 0, r.stderr);
-    assert.match(r.stderr, /^warning: --runs 1 is below its minimum of 2; using 2$/m);
+    assert.match(r.stderr, /^Warning: --runs 1 is below its minimum of 2; using 2$/m);
     const profile = JSON.parse(readFileSync(join(project, 'infer', 'profile.json'), 'utf8')) as { latency: { n: number } };
     assert.equal(profile.latency.n, 2, 'the profile holds the runs the warning names');
     for (const [flag, message] of [['--max-det', '--max-det must be an integer >= 1, got 0'], ['--threads', '--threads must be an integer >= 1, got 0']]) {

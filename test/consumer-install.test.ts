@@ -107,7 +107,7 @@ describe('installing the npm pack tarball into a project, offline', { concurrenc
     const list = await sh(`tar -tzf ${tarball}`, parent, env);
     assert.equal(list.code, 0, describeRun('tar -tzf', list));
     const files = list.stdout.split('\n').filter(Boolean).map((f) => f.replace(/^package\//, ''));
-    for (const need of ['package.json', 'README.md', 'bin/libreyolo.js', 'dist/index.js', 'dist/index.d.ts', 'dist/cli/bin.js',
+    for (const need of ['package.json', 'README.md', 'LICENSE', 'bin/libreyolo.js', 'dist/index.js', 'dist/index.d.ts', 'dist/cli/bin.js',
       'assets/LibreYOLO9t-shapes.pt', 'assets/sample.jpg', 'assets/sample-large.jpg']) {
       assert.ok(files.includes(need), `${need} is in the package`);
     }

@@ -169,7 +169,7 @@ describe('profile infer: scripted CPU scenarios', () => {
     const r = await cli('profile', 'infer', '--device', 'cpu', '--warmup', '1', '--runs', '3', '--imgsz', '320', '--conf', '0.000001',
       '--max-det', '100000', '--half', '--no-trace', '--weights', weights, '--project', join(base, 'nms'), '--json');
     assert.equal(r.code, 0, r.stderr);
-    assert.equal(r.stderr, 'warning: --half: fp16 autocast is CUDA-only; cpu runs fp32.\n');
+    assert.equal(r.stderr, 'Warning: --half: fp16 autocast is CUDA-only; cpu runs fp32.\n');
     const j = JSON.parse(r.stdout);
     assert.equal(j.bound, 'nms / postprocess');
     assert.deepEqual(Object.keys(j), ['profile', 'mode', 'img_per_s', 'img_per_s_std', 'img_per_s_n', 'latency_p50_ms', 'latency_p90_ms', 'latency_p99_ms', 'bound', 'stages_ms']);

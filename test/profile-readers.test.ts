@@ -225,6 +225,9 @@ describe('profile what-if: arithmetic', () => {
     // Window: 8 ms / 100 launches = 80 us; 20 - 4 = 16 ms, i.e. -20%, so the timed 10 ms step -> 8 ms.
     assert.deepEqual(j.step_ms, { now: 10, projected: 8 });
     assert.deepEqual(j.img_per_s, { now: 100, projected: 125 });
+    const text = (await cli('profile', 'what-if', p, '--remove-launches', '50')).stdout;
+    assert.match(text, /^ {2}step {3}10\.0 -> ~8\.0 ms$/m);
+    assert.match(text, /^ {2}\(worked out on the traced step, 20\.0 -> ~16\.0 ms, and applied to the timed step as a ratio\)$/m);
   });
 
   it('from 80% up: less device work, and launches alone change nothing', async () => {

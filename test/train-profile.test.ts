@@ -94,7 +94,7 @@ describe('libreyolo profile run', () => {
     const run = await runCli(['profile', 'run', yaml, '--device', 'cpu', '--batch', '2', '--imgsz', '64', '--steps', '1', '--warmup', '1',
       '--workers', '0', '--project', 'runs/default-weights'], tmp);
     assert.equal(run.code, 0, run.stderr);
-    assert.match(run.stderr, /warning: the default weights LibreYOLO9t\.pt are not available \(model_not_found\); profiling fresh yolo9t weights instead\./);
+    assert.match(run.stderr, /Warning: the default weights LibreYOLO9t\.pt are not available \(model_not_found\); profiling fresh yolo9t weights instead\./);
     assert.ok(existsSync(join(tmp, 'runs', 'default-weights', 'prof', 'profile.json')));
     const named = await runCli(['profile', 'run', yaml, '--weights', 'LibreYOLO9t.pt', '--device', 'cpu', '--batch', '2', '--imgsz', '64',
       '--steps', '1', '--warmup', '1', '--workers', '0', '--project', 'runs/named-weights'], tmp);

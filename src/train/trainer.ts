@@ -357,7 +357,7 @@ export class Trainer {
     const params = this.optimizer.numel;
     this.log(`Training ${this.modelName} (${params.toLocaleString('en-US')} parameters, ${this.network.nc} classes) on ${this.device.id}` +
       ` with ${this.data!.trainImages} images, batch ${cfg.batch}${this.accumulate > 1 ? ` x ${this.accumulate} accumulated` : ''}, imgsz ${cfg.imgsz},` +
-      ` ${cfg.optimizer} lr0=${cfg.lr0}, ${cfg.epochs} epochs${this.startEpoch ? ` (resuming at epoch ${this.startEpoch + 1})` : ''}; results in ${this.saveDir}`);
+      ` ${cfg.optimizer} lr0=${cfg.lr0}, ${cfg.epochs} epoch${cfg.epochs === 1 ? '' : 's'}${this.startEpoch ? ` (resuming at epoch ${this.startEpoch + 1})` : ''}; results in ${this.saveDir}`);
   }
 
   private async trainEpoch(epoch: number): Promise<{ stats: EpochStats; stopped: boolean }> {

@@ -35,7 +35,7 @@ export function profileRunCommand(): Command {
     .option('--threads <n>', 'ONNX Runtime intra-op threads (default: all cores)', parseIntegerAtLeast('--threads', 1))
     .addOption(new Option('--json', 'JSON on stdout').default(false))
     .action(async (data: string, f: RunFlags, cmd: Command) => {
-      const warn = (m: string): void => void process.stderr.write(`warning: ${m}\n`);
+      const warn = (m: string): void => void process.stderr.write(`Warning: ${m}\n`);
       // The original's floors, said out loud: the window measures at least 2 steps, one trial.
       f.warmup = raisedToFloor('--warmup', f.warmup, 0, warn);
       f.steps = raisedToFloor('--steps', f.steps, 2, warn);

@@ -53,7 +53,7 @@ function inferCommand(): Command {
     .option('--threads <n>', 'ONNX Runtime intra-op threads (default: all cores)', parseIntegerAtLeast('--threads', 1))
     .addOption(jsonOption())
     .action(async (source: string | undefined, f: InferFlags) => {
-      const warn = (m: string): void => void process.stderr.write(`warning: ${m}\n`);
+      const warn = (m: string): void => void process.stderr.write(`Warning: ${m}\n`);
       // The original's floors, said out loud: it measures at least 2 runs, one image, one trial.
       f.warmup = raisedToFloor('--warmup', f.warmup, 0, warn);
       f.runs = raisedToFloor('--runs', f.runs, 2, warn);
