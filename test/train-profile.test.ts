@@ -2,7 +2,8 @@
  * `libreyolo profile run`: a real training profile on a synthetic dataset (CPU, batch 4, 320 px,
  * warmup 2 + 4 steps, three trials, each in its own process with bounded peak RSS), read back by the profile readers; the default window (warmup 5
  * + steps 20) on a small input; the window that cannot fill one epoch exits 3 with the three
- * remedies (before any model work, and at run time with --batch -1); batch=-1 measures the step's
+ * remedies (before any model work, and at run time with --batch -1); --batch -1 with --repeat
+ * probes in a child process of its own; batch=-1 measures the step's
  * memory and fits the batch.
  */
 import assert from 'node:assert/strict';
@@ -22,6 +23,12 @@ import { parseDevice } from '../src/runtime/device.ts';
 import { fitAutoBatch, probeAutoBatch } from '../src/train/autobatch.ts';
 import { runCli as runCliDefault } from './helpers/cli.ts';
 import { checkTimeline } from './helpers/timeline-browser.ts';
+
+/**
+ * The CLI process of a `profile run` whose ORT work all runs in child processes: 131 MB measured
+ * (its probe child 855 MB); with the probe in the CLI process it peaked at 576-875 MB.
+ */
+const PARENT_RSS_BOUND_MB = 400;
 
 /** Training runs build a train-step session first: minutes on a loaded 2-core machine. */
 const runCli = (args: string[], cwd: string) => runCliDefault(args, cwd, {}, { timeoutMs: 900_000 });
@@ -141,6 +148,17 @@ describe('libreyolo profile run', () => {
     assert.equal(err.exitCode, 3);
     assert.match(err.message, /^no profile produced for run 0: the window \(warmup 2 \+ steps 4\) never filled \(8 train images at batch \d+ give 1 iterations per epoch; the window must fit in one epoch\)\. Use a larger dataset, fewer --steps, or a smaller --batch\.$/);
     assert.ok(!existsSync(join(tmp, 'runs', 'auto')));
+  });
+
+  it('--batch -1 with --repeat probes the batch in a process of its own, as the trials run', async () => {
+    const run = await runCliDefault(['profile', 'run', small, '--weights', 'yolo9t', '--device', 'cpu', '--batch', '-1', '--imgsz', '64',
+      '--steps', '4', '--warmup', '2', '--workers', '0', '--repeat', '2', '--project', 'runs/auto-repeat'], tmp, {}, { timeoutMs: 900_000, rss: true });
+    assert.equal(run.code, 3, run.stderr);
+    assert.match(run.stderr, /^AutoBatch: batch=\d+ fits 70% of [\d.]+ GB on cpu/m, 'the probe logs through the parent');
+    const probe = Math.max(0, ...run.childPeakRssMb!);
+    // The probe's train-step sessions live and die in the child; the CLI process only waits for it.
+    assert.ok(run.peakRssMb! < PARENT_RSS_BOUND_MB && probe > run.peakRssMb!,
+      `CLI process peak RSS ${run.peakRssMb!.toFixed(0)} MB, the probe's process ${probe.toFixed(0)} MB (bound ${PARENT_RSS_BOUND_MB} MB for the CLI process)`);
   });
 
   it('never overwrites an earlier profile: prof, prof2, ... (prof2_<i> and profile_repeat2.json with --repeat)', () => {

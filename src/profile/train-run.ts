@@ -42,7 +42,7 @@ import { PROFILE_FILE, SUMMARY_FILE, TRACE_FILE, type ProfileAnalysis, type Prof
 import { NodeTimes, readSessionTimeline, traceCap, type SessionTimeline } from './train-timeline.ts';
 import { CPU_KERNEL_SHARE, GPU_UTIL, type Verdict } from './verdict.ts';
 import { validateProfile } from './validate.ts';
-import { runTrialInChild, type ModelSourceModule } from './trial-process.ts';
+import { autoBatchInChild, runTrialInChild, type ModelSourceModule } from './trial-process.ts';
 import { finalizeProfile } from './write.ts';
 
 const nowUs = (): number => (performance.timeOrigin + performance.now()) * 1000;
@@ -532,22 +532,24 @@ export async function runTrainProfile(options: TrainRunOptions): Promise<TrainRu
   await ensureDeviceAvailable(device);
   const repeat = Math.max(1, o.repeat);
   const cwd = o.cwd ?? process.cwd();
-  if (o.batch === -1) o = { ...o, batch: await autoBatch(o, device) };
+  // Each of several trials runs in its own process: a trial's native memory (ORT's sessions and
+  // thread pools in glibc's per-thread arenas) is not all returned when it closes, so in one process
+  // every trial starts higher and --repeat 3 peaked ~1.8x one trial's RSS. Apart, each trial also
+  // starts from the same state. The --batch -1 probe's sessions would lift them the same way, so it
+  // runs apart too.
+  const apart = repeat > 1 && o.models.module !== undefined;
+  const out = { ...(o.log ? { log: o.log } : {}), ...(o.warn ? { warn: o.warn } : {}) };
+  if (o.batch === -1) o = { ...o, batch: apart ? await autoBatchInChild(trialOptions({ ...o, cwd }), o.models.module!, out) : await autoBatch(o, device) };
   const split = await checkWindowFits(o, cwd);
   const profiles: ProfileAnalysis[] = [];
   const paths: string[] = [];
   const trials: number[] = [];
   let lastDir = '';
   const names = runNames(resolve(cwd, o.project), repeat);
-  // Each of several trials runs in its own process: a trial's native memory (ORT's sessions and
-  // thread pools in glibc's per-thread arenas) is not all returned when it closes, so in one process
-  // every trial starts higher and --repeat 3 peaked ~1.8x one trial's RSS. Apart, each trial also
-  // starts from the same state.
-  const apart = repeat > 1 && o.models.module !== undefined;
   for (let i = 0; i < repeat; i++) {
     const name = names.trial(i);
     const trial: TrialSpec = { options: trialOptions({ ...o, cwd }), name, prefix: repeat > 1 ? `trial ${i + 1}/${repeat}: ` : '', index: i, split };
-    if (apart) await runTrialInChild(trial, o.models.module!, { ...(o.log ? { log: o.log } : {}), ...(o.warn ? { warn: o.warn } : {}) });
+    if (apart) await runTrialInChild(trial, o.models.module!, out);
     else await runTrial(trial, o.models, device, o.log, o.warn);
     lastDir = resolve(cwd, o.project, name);
     const pj = join(lastDir, PROFILE_FILE);
@@ -674,7 +676,7 @@ export function runNames(projectDir: string, repeat: number): { trial: (i: numbe
 export const PROFILE_AUTOBATCH_FRACTION = 0.7;
 
 /** Resolves `--batch -1` by probing real train steps of the model (train/autobatch.ts) before the trials. */
-async function autoBatch(o: TrainRunOptions, device: Device): Promise<number> {
+export async function autoBatch(o: TrainRunOptions, device: Device): Promise<number> {
   let model: LibreYOLOModel;
   try {
     model = await loadWeights(o, device);

@@ -10,13 +10,18 @@ export interface CliRun {
   stderr: string;
   /** Wall time of the child, ms. */
   ms: number;
-  /** Peak resident set of the child (from its own resourceUsage at exit), MB; with `{ rss: true }`. */
+  /** Peak resident set of the CLI process (from its own resourceUsage at exit), MB; with `{ rss: true }`. */
   peakRssMb?: number;
+  /**
+   * Peak resident sets of the processes and worker threads it started that inherited the hook
+   * (each reports when it exits, so before the CLI process does), MB; with `{ rss: true }`.
+   */
+  childPeakRssMb?: number[];
 }
 
 /** Preloaded into the child with `{ rss: true }`: prints its peak RSS on stderr as it exits. */
 const RSS_HOOK = "data:text/javascript,import{writeSync}from'node:fs';process.on('exit',()=>writeSync(2,'\\nLIBREYOLO_TEST_MAXRSS_KB='+process.resourceUsage().maxRSS+'\\n'))";
-const RSS_LINE = /\n?LIBREYOLO_TEST_MAXRSS_KB=(\d+)\n/;
+const RSS_LINE = /\n?LIBREYOLO_TEST_MAXRSS_KB=(\d+)\n/g;
 
 // Resolved here so the child finds tsx even when its cwd is a temp folder outside the repo.
 const TSX = import.meta.resolve('tsx');
@@ -44,9 +49,10 @@ export function runCli(args: string[], cwd: string, env: Record<string, string |
     child.on('close', (code) => {
       clearTimeout(timer);
       const ms = performance.now() - started;
-      const rss = RSS_LINE.exec(stderr);
-      if (!rss) return resolve({ code, stdout, stderr, ms });
-      resolve({ code, stdout, stderr: stderr.replace(RSS_LINE, ''), ms, peakRssMb: Number(rss[1]) / 1024 });
+      // The CLI process exits last, after everything it started: its line is the last one.
+      const peaks = [...stderr.matchAll(RSS_LINE)].map((m) => Number(m[1]) / 1024);
+      if (!peaks.length) return resolve({ code, stdout, stderr, ms });
+      resolve({ code, stdout, stderr: stderr.replace(RSS_LINE, ''), ms, peakRssMb: peaks.at(-1)!, childPeakRssMb: peaks.slice(0, -1) });
     });
   });
 }
