@@ -235,10 +235,13 @@ export function flipHorizontal(img: RgbImage, boxes: Float32Array): void {
 
 /** Keeps boxes whose width (times `scale`) and height (times `scaleY`) both exceed `minSide`. */
 export function filterBoxes(boxes: Float32Array, minSide: number, scale = 1, scaleY = scale): Float32Array {
+  return keepBoxRows(boxes, (i) => (boxes[i + 3]! - boxes[i + 1]!) * scale > minSide && (boxes[i + 4]! - boxes[i + 2]!) * scaleY > minSide);
+}
+
+/** The [cls, x1, y1, x2, y2] rows (by offset) that `keepRow` accepts; the same array when all are kept. */
+export function keepBoxRows(boxes: Float32Array, keepRow: (offset: number) => boolean): Float32Array {
   const keep: number[] = [];
-  for (let i = 0; i < boxes.length; i += 5) {
-    if ((boxes[i + 3]! - boxes[i + 1]!) * scale > minSide && (boxes[i + 4]! - boxes[i + 2]!) * scaleY > minSide) keep.push(i);
-  }
+  for (let i = 0; i < boxes.length; i += 5) if (keepRow(i)) keep.push(i);
   if (keep.length * 5 === boxes.length) return boxes;
   const out = new Float32Array(keep.length * 5);
   keep.forEach((i, k) => out.set(boxes.subarray(i, i + 5), k * 5));

@@ -11,7 +11,7 @@
  * Boxes are rows [cls, x1, y1, x2, y2] in pixels of the image they come with.
  */
 import type { RgbImage } from './image.ts';
-import type { Rand } from './augment.ts';
+import { keepBoxRows, type Rand } from './augment.ts';
 
 export interface Sample {
   img: RgbImage;
@@ -175,12 +175,7 @@ export function iouCrop(s: Sample, rand: Rand, minScale = 0.3, maxScale = 1, min
 
 /** SanitizeBoundingBoxes(min_size 1): boxes with a side under 1 px go. */
 export function sanitizeBoxes(boxes: Float32Array, minSize = 1): Float32Array {
-  const keep: number[] = [];
-  for (let i = 0; i < boxes.length; i += 5) if (boxes[i + 3]! - boxes[i + 1]! >= minSize && boxes[i + 4]! - boxes[i + 2]! >= minSize) keep.push(i);
-  if (keep.length * 5 === boxes.length) return boxes;
-  const out = new Float32Array(keep.length * 5);
-  keep.forEach((i, k) => out.set(boxes.subarray(i, i + 5), k * 5));
-  return out;
+  return keepBoxRows(boxes, (i) => boxes[i + 3]! - boxes[i + 1]! >= minSize && boxes[i + 4]! - boxes[i + 2]! >= minSize);
 }
 
 /** The strong ops in the original's order, on a sample with boxes (one without is returned as is). */
