@@ -20,7 +20,7 @@ import { parseDevice } from '../src/runtime/device.ts';
 import { Optimizer } from '../src/train/optimizer.ts';
 import { openStepRunner } from '../src/train/runner.ts';
 import { applyRunningStats } from '../src/train/trainer.ts';
-import type { TrainBatch } from '../src/train/types.ts';
+import type { TrainBatch } from '../src/data/train-batch.ts';
 
 const QUOTED_TORCH_IMG_PER_S = 7.8;
 

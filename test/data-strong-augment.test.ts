@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { mulberry32 } from '../src/data/augment.ts';
 import { loadDataset } from '../src/data/dataset.ts';
-import type { RgbImage } from '../src/data/image.ts';
+import type { RgbImage } from '../src/data/rgb-image.ts';
 import { createLoader } from '../src/data/loader.ts';
 import { iouCrop, photometricDistort, sanitizeBoxes, strongAugment, zoomOut } from '../src/data/strong-augment.ts';
 import { generateSynthDataset } from '../src/data/synth.ts';

@@ -12,7 +12,8 @@ import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { loadImageFile, type RgbImage } from '../src/data/image.ts';
+import { loadImageFile } from '../src/data/image.ts';
+import type { RgbImage } from '../src/data/rgb-image.ts';
 import { resizeBilinear } from '../src/data/letterbox.ts';
 import { LibreYOLO, type LibreYOLOModel, type Results } from '../src/index.ts';
 import { dfineFamily } from '../src/models/dfine/family.ts';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { RgbImage } from '../src/data/image.ts';
+import type { RgbImage } from '../src/data/rgb-image.ts';
 import { letterbox, letterboxGeometry, letterboxInto, resizeBilinear } from '../src/data/letterbox.ts';
 
 function randomImage(w: number, h: number, seed: number): RgbImage {

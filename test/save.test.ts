@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import sharp from 'sharp';
-import type { RgbImage } from '../src/data/image.ts';
+import type { RgbImage } from '../src/data/rgb-image.ts';
 import { Boxes, Results, summaryLine } from '../src/predict/results.ts';
 import {
   classColour, defaultSaveDir, detectionsSvg, drawDetections, incrementDir, saveAnnotated, writeUnique,

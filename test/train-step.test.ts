@@ -13,7 +13,7 @@ import { Optimizer } from '../src/train/optimizer.ts';
 import { TrainStep } from '../src/train/step.ts';
 import { applyRunningStats } from '../src/train/trainer.ts';
 import { mulberry32 } from '../src/util/random.ts';
-import type { TrainBatch } from '../src/train/types.ts';
+import type { TrainBatch } from '../src/data/train-batch.ts';
 
 function batch(seed: number): TrainBatch {
   const rand = mulberry32(seed);

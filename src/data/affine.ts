@@ -7,7 +7,7 @@
  * by the train transform, as the original does.
  */
 import { LibreYOLOError } from '../errors.ts';
-import type { RgbImage } from './image.ts';
+import type { RgbImage } from './rgb-image.ts';
 import { PAD_VALUE } from './letterbox.ts';
 
 type Rand = () => number;

@@ -10,7 +10,7 @@
  * Boxes are `Float32Array`s of `n * 5` values `[cls, x1, y1, x2, y2]` in pixels.
  */
 
-import type { RgbImage } from './image.ts';
+import type { RgbImage } from './rgb-image.ts';
 import { rint } from '../util/math.ts';
 import { letterboxGeometry, letterboxInto, resizeBilinear, PAD_VALUE } from './letterbox.ts';
 import { randomAffine, type AffineHyp } from './affine.ts';

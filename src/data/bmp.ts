@@ -7,7 +7,7 @@
  */
 import { LibreYOLOError } from '../errors.ts';
 import { describeLimit, raiseAdvice } from '../util/limits.ts';
-import type { RgbImage } from './image.ts';
+import type { RgbImage } from './rgb-image.ts';
 
 export const isBmp = (b: Uint8Array): boolean => b.length >= 2 && b[0] === 0x42 && b[1] === 0x4d;
 

@@ -11,13 +11,7 @@ import { readRegularFile } from '../util/fs.ts';
 import { describeBytes, describeLimit, limit, raiseAdvice } from '../util/limits.ts';
 import { decodeBmp, isBmp } from './bmp.ts';
 import { decodePfm, isPfm } from './pfm.ts';
-
-/** Packed HWC RGB, 8 bits per sample. */
-export interface RgbImage {
-  data: Uint8Array;
-  width: number;
-  height: number;
-}
+import type { RgbImage } from './rgb-image.ts';
 
 /** Already-decoded pixels, HWC; 1 (grey), 3 (RGB) or 4 (RGBA, alpha dropped) channels. */
 export interface RawPixels {

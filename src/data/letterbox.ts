@@ -7,7 +7,7 @@
  * and the vectorised vertical pass's rounding. Weights and offsets are tabulated once per call.
  */
 
-import type { RgbImage } from './image.ts';
+import type { RgbImage } from './rgb-image.ts';
 import { rint } from '../util/math.ts';
 
 /** Network input size: a square side or an explicit `[height, width]`. */

@@ -18,7 +18,7 @@ import { availableParallelism } from 'node:os';
 import type { Worker } from 'node:worker_threads';
 import { LibreYOLOError, type ErrorCode } from '../errors.ts';
 import { spawnSiblingWorker } from '../util/worker.ts';
-import type { TrainBatch } from '../train/types.ts';
+import type { TrainBatch } from './train-batch.ts';
 import { loadImageFile } from './image.ts';
 import { letterboxGeometry, letterboxInto } from './letterbox.ts';
 import { labelsToPixelBoxes, type ImageLabels } from './labels.ts';

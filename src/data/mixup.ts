@@ -6,7 +6,7 @@
  * (truncated to uint8) and the other image's boxes, scaled, flipped, shifted and clipped the same
  * way, are added to the labels.
  */
-import type { RgbImage } from './image.ts';
+import type { RgbImage } from './rgb-image.ts';
 import { flipHorizontal } from './augment.ts';
 import { PAD_VALUE, resizeBilinear } from './letterbox.ts';
 

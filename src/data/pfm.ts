@@ -9,7 +9,7 @@
 import { LibreYOLOError } from '../errors.ts';
 import { describeLimit, raiseAdvice } from '../util/limits.ts';
 import { rint } from '../util/math.ts';
-import type { RgbImage } from './image.ts';
+import type { RgbImage } from './rgb-image.ts';
 
 const isSpace = (c: number): boolean => c === 0x20 || (c >= 0x09 && c <= 0x0d);
 

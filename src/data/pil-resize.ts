@@ -5,7 +5,7 @@
  * into a uint8 intermediate, triangle weights whose support grows with the downscale factor,
  * normalised and rounded to 22-bit fixed point, accumulated from a half-unit bias and clipped to 0..255.
  */
-import type { RgbImage } from './image.ts';
+import type { RgbImage } from './rgb-image.ts';
 
 const PRECISION_BITS = 22;
 const HALF = 1 << (PRECISION_BITS - 1);

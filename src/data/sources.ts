@@ -11,10 +11,8 @@ import { LibreYOLOError } from '../errors.ts';
 import { fileKind, notRegularFile, safeFileName } from '../util/fs.ts';
 import { limit, raiseAdvice } from '../util/limits.ts';
 import { appendAll } from '../util/array.ts';
-import {
-  decodeImage, fetchBytes, fromRawPixels, isHttpUrl, isRawPixels, loadImageFile,
-  type RawPixels, type RgbImage,
-} from './image.ts';
+import { decodeImage, fetchBytes, fromRawPixels, isHttpUrl, isRawPixels, loadImageFile, type RawPixels } from './image.ts';
+import type { RgbImage } from './rgb-image.ts';
 
 /** One image (file path, http(s)/file URL, encoded bytes, raw pixels) or a folder path (all images below it). */
 export type ImageSource = string | URL | Uint8Array | RawPixels;

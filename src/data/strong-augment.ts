@@ -10,7 +10,7 @@
  *
  * Boxes are rows [cls, x1, y1, x2, y2] in pixels of the image they come with.
  */
-import type { RgbImage } from './image.ts';
+import type { RgbImage } from './rgb-image.ts';
 import { keepBoxRows, type Rand } from './augment.ts';
 
 export interface Sample {

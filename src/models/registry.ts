@@ -8,7 +8,7 @@
 import type { GraphBuilder } from '../graph/builder.ts';
 import type { KeyLayout, Parameter } from '../graph/module.ts';
 import type { HostTensor } from '../graph/tensor.ts';
-import type { RgbImage } from '../data/image.ts';
+import type { RgbImage } from '../data/rgb-image.ts';
 import { LibreYOLOError } from '../errors.ts';
 
 export type StateDict = Map<string, HostTensor>;

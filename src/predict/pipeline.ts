@@ -7,7 +7,7 @@
  * At most three chunks are alive: one being postprocessed, one in the worker, one being prepared.
  */
 import { performance } from 'node:perf_hooks';
-import type { RgbImage } from '../data/image.ts';
+import type { RgbImage } from '../data/rgb-image.ts';
 import type { HostTensor } from '../graph/tensor.ts';
 import type { ModelFamily, PreprocessPlan } from '../models/registry.ts';
 import type { ForwardResult } from '../runtime/engine.ts';

@@ -5,7 +5,7 @@
  * profiler reads.
  */
 import { performance } from 'node:perf_hooks';
-import type { RgbImage } from '../data/image.ts';
+import type { RgbImage } from '../data/rgb-image.ts';
 import type { SourceItem } from '../data/sources.ts';
 import type { HostTensor } from '../graph/tensor.ts';
 import { checkFamilyImgsz, postprocessSpec, type ModelFamily } from '../models/registry.ts';

@@ -3,7 +3,7 @@
  * order, scale, mean/std), or the family's own preprocessing when it brings one. The trainer turns
  * its RGB 0..1 batches into the same layout with `toNetworkLayout`.
  */
-import type { RgbImage } from '../data/image.ts';
+import type { RgbImage } from '../data/rgb-image.ts';
 import { letterboxGeometry, letterboxInto, PAD_VALUE, resizeBilinear } from '../data/letterbox.ts';
 import { resizePilBilinear } from '../data/pil-resize.ts';
 import { inputSpec, LETTERBOX_RGB_UNIT, type ModelFamily, type PreprocessPlan, type PreprocessSpec } from '../models/registry.ts';

@@ -9,7 +9,7 @@ import { mkdir, stat } from 'node:fs/promises';
 import { dirname, extname, join, resolve } from 'node:path';
 import sharp from 'sharp';
 import { LibreYOLOError } from '../errors.ts';
-import type { RgbImage } from '../data/image.ts';
+import type { RgbImage } from '../data/rgb-image.ts';
 import { isHttpUrl } from '../data/image.ts';
 import { pathStem, urlStem } from '../data/sources.ts';
 import { isErrno, writeUnique } from '../util/fs.ts';

@@ -6,7 +6,7 @@
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, extname, join, resolve } from 'node:path';
-import type { RgbImage } from '../data/image.ts';
+import type { RgbImage } from '../data/rgb-image.ts';
 import type { Results } from './results.ts';
 import { insideOrThrow, safeFileName, stageDir } from '../util/fs.ts';
 import { drawDetections, encodeImage, formatForExt, type ImageFormat } from './save.ts';

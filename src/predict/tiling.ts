@@ -4,7 +4,7 @@
  * (per-class NMS at `iou`, then `max_det` over the whole image).
  */
 import { LibreYOLOError } from '../errors.ts';
-import type { RgbImage } from '../data/image.ts';
+import type { RgbImage } from '../data/rgb-image.ts';
 
 export type TileBox = [number, number, number, number];
 

@@ -4,7 +4,7 @@
  * mirrored back (`[w - x2, y1, w - x1, y2]`), scaled views are divided by their scale and clamped,
  * and the union is merged by per-class NMS at `iou`, then filtered by `classes` and cut to `max_det`.
  */
-import type { RgbImage } from '../data/image.ts';
+import type { RgbImage } from '../data/rgb-image.ts';
 import { resizeBilinear } from '../data/letterbox.ts';
 import type { FamilyCapabilities } from '../models/registry.ts';
 import type { Detections } from './postprocess.ts';

@@ -1,13 +1,11 @@
 /**
- * ONNX Runtime's own profile files: finding the one a session wrote, and putting its events on the
- * host's clock. ORT names the file `<prefix>_<YYYY-MM-DD_HH-MM-SS_mmm>.json` (its endProfiling()
- * returns nothing in JS) and stamps events in µs since its profiler started, which happens some
+ * ONNX Runtime's own profile files (found by `runtime/ort-profile-file.ts`), their events put on the
+ * host's clock. ORT stamps events in µs since its profiler started, which happens some
  * milliseconds after the host's timestamp taken before InferenceSession.create. Each `model_run`
  * is matched to the host's measured worker run interval to remove that offset. The file is read as
  * a stream of events (a training window's can hold millions).
  */
-import { readdir } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
+import { findOrtFile } from '../runtime/ort-profile-file.ts';
 import { forEachJsonItem } from './json-stream.ts';
 import type { TraceEvent } from './schema.ts';
 
@@ -19,15 +17,6 @@ export interface OrtSessionFile {
   file: string;
   /** The session's `model_run` events (ORT clock): the clock alignment's input. */
   runs: TraceEvent[];
-}
-
-const escapeRe = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-
-/** The file ORT wrote for `prefix`, or null if it wrote none. */
-export async function findOrtFile(prefix: string): Promise<string | null> {
-  const re = new RegExp(`^${escapeRe(basename(prefix))}_\\d{4}-\\d{2}-\\d{2}_\\d{2}-\\d{2}-\\d{2}_\\d{3}\\.json$`);
-  const names = (await readdir(dirname(prefix)).catch(() => [] as string[])).filter((n) => re.test(n)).sort();
-  return names.length ? join(dirname(prefix), names[names.length - 1]!) : null;
 }
 
 /**

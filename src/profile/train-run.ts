@@ -36,7 +36,7 @@ import { writeChromeTrace, type StepRecord } from './chrome-trace.ts';
 import { deviceOrError, ensureDeviceAvailable } from './device.ts';
 import { ProfileError } from './errors.ts';
 import { loadProfile } from './load.ts';
-import { findOrtFile } from './ort-trace.ts';
+import { findOrtFile } from '../runtime/ort-profile-file.ts';
 import { pyFixed, pyJson, pyRound } from './pyfmt.ts';
 import { PROFILE_FILE, SUMMARY_FILE, TRACE_FILE, type ProfileAnalysis, type ProfileSummary } from './schema.ts';
 import { NodeTimes, readSessionTimeline, traceCap, type SessionTimeline } from './train-timeline.ts';

@@ -13,7 +13,7 @@ import { totalmem, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { DetectionNetwork, ModelFamily } from '../models/registry.ts';
 import type { Device } from '../runtime/device.ts';
-import { findOrtFile } from '../profile/ort-trace.ts';
+import { findOrtFile } from '../runtime/ort-profile-file.ts';
 import { TrainStep } from './step.ts';
 
 export const AUTOBATCH_FRACTION = 0.6;

@@ -9,7 +9,7 @@ import type { Warn } from '../util/warn.ts';
 import { dataDirConfig, ensureDataset, loadDatasetConfig, loadSplit, type DatasetConfig, type DatasetSplit } from '../data/dataset.ts';
 import { createLoader, type DataLoader } from '../data/loader.ts';
 import type { TrainConfig } from './config.ts';
-import type { TrainBatch } from './types.ts';
+import type { TrainBatch } from '../data/train-batch.ts';
 
 export interface TrainData {
   readonly config: DatasetConfig;

@@ -7,7 +7,8 @@
 import type { Device } from '../runtime/device.ts';
 import type { DetectionNetwork, ModelFamily } from '../models/registry.ts';
 import { TrainStep } from './step.ts';
-import type { StepResult, TrainBatch } from './types.ts';
+import type { StepResult } from './types.ts';
+import type { TrainBatch } from '../data/train-batch.ts';
 
 export type PhaseFn = <T>(name: 'to_device' | 'forward' | 'backward' | 'optimizer', fn: () => Promise<T>) => Promise<T>;
 

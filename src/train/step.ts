@@ -14,7 +14,8 @@ import { WorkerHost, WorkerSession } from '../runtime/worker-host.ts';
 import { recordSpan } from '../runtime/spans.ts';
 import { LossScaler } from './amp.ts';
 import { buildTrainGraph, parameterFeeds, type TrainGraph } from './graph.ts';
-import type { StepResult, TrainBatch } from './types.ts';
+import type { StepResult } from './types.ts';
+import type { TrainBatch } from '../data/train-batch.ts';
 
 export interface TrainStepOptions {
   device: Device;

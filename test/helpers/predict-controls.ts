@@ -1,7 +1,7 @@
 /** Checks shared by the per-family predict-control tests (test/dfine-predict, test/rfdetr-predict). */
 import assert from 'node:assert/strict';
 import type { LibreYOLOModel, Results } from '../../src/index.ts';
-import type { RgbImage } from '../../src/data/image.ts';
+import type { RgbImage } from '../../src/data/rgb-image.ts';
 import { mergeDetections, truncate } from '../../src/predict/merge.ts';
 import { cropImage, sliceBoxes } from '../../src/predict/tiling.ts';
 

@@ -4,7 +4,7 @@
  * BGR planes of float32 0..255 (no /255, no mean/std).
  * The resize is Pillow's integer arithmetic (data/pil-resize.ts).
  */
-import type { RgbImage } from '../../data/image.ts';
+import type { RgbImage } from '../../data/rgb-image.ts';
 import { letterboxGeometry, PAD_VALUE } from '../../data/letterbox.ts';
 import { resizePilBilinear } from '../../data/pil-resize.ts';
 import type { PreprocessPlan } from '../registry.ts';
