@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import type { HostTensor } from '../src/graph/tensor.ts';
-import { linearSumAssignment } from '../src/models/dfine/lsap.ts';
+import { linearSumAssignment } from '../src/util/lsap.ts';
 import { denoisingMatches, denoisingPositiveIdx, hungarianMatch, matchCost, unionMatches, type ImageTargets } from '../src/models/dfine/matcher.ts';
 import { mulberry32 } from '../src/util/random.ts';
 import { readSafetensors } from '../src/weights/safetensors.ts';

@@ -1,11 +1,11 @@
 /**
  * D-FINE's Hungarian matcher on the host (dfine.md 6.5): per image, the cost of query q for gt g is
  * 5 L1(cxcywh) + 2 focal class cost (alpha 0.25, gamma 2) - 2 GIoU, NaN -> 1, and the one-to-one
- * assignment of least total cost (lsap.ts, scipy's semantics). The cost is evaluated in float32
+ * assignment of least total cost (util/lsap.ts, scipy's semantics). The cost is evaluated in float32
  * steps as PyTorch computes it, so near-ties resolve as the original's do. Also the cross-layer
  * union of matchings (GO, `_get_go_indices`) and the denoising matches.
  */
-import { linearSumAssignment } from './lsap.ts';
+import { linearSumAssignment } from '../../util/lsap.ts';
 
 export const MATCH_COST = { class: 2, bbox: 5, giou: 2 } as const;
 export const MATCH_FOCAL = { alpha: 0.25, gamma: 2 } as const;
