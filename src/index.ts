@@ -21,6 +21,10 @@ export type { CheckOptions, LossAndGradients, PlainTensor } from './train/check.
 export { generateSynthDataset, SHAPE_CLASSES, type SynthOptions } from './data/synth.ts';
 export { validate, type ValidateOptions, type ValidationResult } from './val/validate.ts';
 
+// Tracking: ByteTrack on detections from any source
+export { ByteTracker, type TrackRow, type TrackSnapshot, type DetectionsInput } from './track/byte-tracker.ts';
+export { TRACK_DEFAULTS, type TrackConfig } from './track/config.ts';
+
 // Profiling, precision and graph capture
 export { profileInference, type InferenceProfileOptions } from './profile/inference.ts';
 export { loadProfile } from './profile/load.ts';
