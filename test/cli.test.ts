@@ -53,7 +53,7 @@ describe('libreyolo predict (real process)', { concurrency: 2 }, () => {
     const first = await runCli(args, cwd);
     assert.equal(first.code, 0, first.stderr);
     const saved = join(cwd, 'runs', 'detect', 'predict', 'sample.jpg');
-    assert.match(first.stdout, /^image 1\/1 .*sample\.jpg: 640x360 \d+ class\d+s?(, \d+ class\d+s?)*, [\d.]+ms$/m);
+    assert.match(first.stdout, /^image 1\/1 .*sample\.jpg: 640x360 class\d+: \d+(, class\d+: \d+)*, [\d.]+ms$/m);
     assert.match(first.stdout, /^Speed: [\d.]+ms preprocess, [\d.]+ms inference, [\d.]+ms postprocess per image/m);
     assert.ok(first.stdout.includes(`Results saved to ${saved}`), first.stdout);
     const [annotated, original] = [await loadImageFile(saved), await loadImageFile(SAMPLE_IMAGE)];

@@ -129,7 +129,7 @@ describe('bundled default model (LibreYOLO9t-shapes)', () => {
     const r = await runCli(['predict', 'save=true'], cwd);
     assert.equal(r.code, 0, r.stderr);
     const saved = join(cwd, 'runs', 'detect', 'predict', 'sample.jpg');
-    assert.match(r.stdout, /^image 1(\/\d+)? .*sample\.jpg: 640x360 .*\b2 circles\b.*\b2 stars\b/m);
+    assert.match(r.stdout, /^image 1(\/\d+)? .*sample\.jpg: 640x360 .*\bcircle: 2\b.*\bstar: 2\b/m);
     assert.ok(r.stdout.includes(`Results saved to ${saved}`), r.stdout);
     assert.ok(existsSync(saved));
   });

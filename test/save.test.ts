@@ -47,7 +47,7 @@ describe('Results', () => {
     assert.deepEqual(r.summary()[0], { name: 'person', class: 0, confidence: 0.87, box: { x1: 20, y1: 30, x2: 120, y2: 150 } });
     assert.deepEqual(r.summary({ normalize: true, decimals: 2 })[1]!.box, { x1: 0.63, y1: 0.2, x2: 0.94, y2: 0.95 });
     assert.deepEqual(JSON.parse(JSON.stringify(r)), r.summary());
-    assert.equal(summaryLine(r), '2 persons, 1 car');
+    assert.equal(summaryLine(r), 'person: 2, car: 1');
     const empty = new Results({ boxes: new Boxes(new Float32Array(0), new Float32Array(0), new Float32Array(0)), names: {}, orig_shape: [H, W] });
     assert.equal(summaryLine(empty), '(no detections)');
     assert.deepEqual(empty.summary(), []);

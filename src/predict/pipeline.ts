@@ -35,6 +35,8 @@ export interface ImageOutput<T> {
   cols: number;
   preprocessMs: number;
   inferenceMs: number;
+  /** Session creation paid by this image's forward (the first image of a new shape), else 0. */
+  loadMs: number;
 }
 
 export interface PipelineContext {
@@ -98,16 +100,16 @@ async function forwardChunk<T>(ctx: PipelineContext, chunk: PreparedChunk<T>): P
   let k = 0;
   for (const t of chunk.tensors) {
     const t0 = performance.now();
-    const { output, runMs, startEpochMs } = await span('forward', 'forward', () => ctx.forward(t, { transfer: true }), { batch: t.dims[0] });
+    const { output, runMs, startEpochMs, loadMs = 0 } = await span('forward', 'forward', () => ctx.forward(t, { transfer: true }), { batch: t.dims[0] });
     recordSpan('session.run (worker)', 'forward', startEpochMs, runMs);
     const b = t.dims[0]!;
-    const ms = (performance.now() - t0) / b;
+    const ms = (performance.now() - t0 - loadMs) / b;
     const per = output.dims[1]! * output.dims[2]!;
     for (let j = 0; j < b; j++, k++) {
       const item = chunk.items[k]!;
       outs.push({
         ...item, output: output.data as Float32Array, offset: j * per, anchors: output.dims[2]!, rows: output.dims[1]!, cols: output.dims[2]!,
-        preprocessMs: chunk.preprocessMs / n, inferenceMs: ms,
+        preprocessMs: chunk.preprocessMs / n, inferenceMs: ms, loadMs: j === 0 ? loadMs : 0,
       });
     }
   }

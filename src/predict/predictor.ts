@@ -84,6 +84,11 @@ function detectionsOf<T>(ctx: PredictContext, o: ImageOutput<T>, opts: { conf: n
     : postprocessDetections(o.output, o.offset, o.anchors, o.rows - 4, post));
 }
 
+/** `speed.load` is set only on a result whose forward created a session, so a warm result has none. */
+function withLoad(speed: Results['speed'], loadMs: number): Results['speed'] {
+  return loadMs > 0 ? { ...speed, load: loadMs } : speed;
+}
+
 function makeResults(ctx: PredictContext, det: Detections, image: RgbImage, item: SourceItem, speed: Results['speed']): Results {
   return span('results', 'postprocess', () => new Results({
     boxes: new Boxes(det.xyxy, det.conf, det.cls),
@@ -107,7 +112,7 @@ async function savePlain(image: RgbImage, result: Results, item: SourceItem, ind
 async function finish(ctx: PredictContext, o: ImageOutput<ItemMeta>, opts: ResolvedPredictOptions, isBatch: boolean): Promise<Results> {
   const t0 = performance.now();
   const det = detectionsOf(ctx, o, opts);
-  const result = makeResults(ctx, det, o.image, o.meta.item, { preprocess: o.preprocessMs, inference: o.inferenceMs, postprocess: performance.now() - t0 });
+  const result = makeResults(ctx, det, o.image, o.meta.item, withLoad({ preprocess: o.preprocessMs, inference: o.inferenceMs, postprocess: performance.now() - t0 }, o.loadMs));
   await savePlain(o.image, result, o.meta.item, o.meta.index, opts, isBatch);
   return result;
 }
@@ -157,16 +162,19 @@ async function predictTiled(ctx: PredictContext, item: SourceItem, index: number
   const stack = ctx.family.capabilities.SUPPORTS_BATCHED_PREDICT && !ctx.training;
   const parts: Detections[] = [];
   let inference = 0;
+  let load = 0;
   // SAHI's perform_standard_pred: the whole image, letterboxed to one tile, merged with the tiles.
   if (opts.standardPred) {
     for await (const [o] of runChunks(pipelineCtx(ctx), [{ meta: null, label: `${item.label} full`, load: () => image }], 1, false, [S, S])) {
       inference += o!.inferenceMs;
+      load += o!.loadMs;
       parts.push(detectionsOf(ctx, o!, opts));
     }
   }
   for await (const chunk of runChunks(pipelineCtx(ctx), jobs, opts.batch, stack, [S, S])) {
     for (const o of chunk) {
       inference += o.inferenceMs;
+      load += o.loadMs;
       const det = detectionsOf(ctx, o, opts);
       offsetBoxes(det.xyxy, o.meta[0], o.meta[1]);
       parts.push(det);
@@ -175,7 +183,7 @@ async function predictTiled(ctx: PredictContext, item: SourceItem, index: number
   const t1 = performance.now();
   let det = span('nms', 'postprocess', () => truncate(mergeTiles(parts, opts.tileMerge, opts.iou), opts.maxDet));
   if (opts.classes) det = filterClasses(det, opts.classes, -1);
-  const result = makeResults(ctx, det, image, item, { preprocess: t1 - t0 - inference, inference, postprocess: performance.now() - t1 });
+  const result = makeResults(ctx, det, image, item, withLoad({ preprocess: t1 - t0 - inference - load, inference, postprocess: performance.now() - t1 }, load));
   result.tiled = true;
   result.num_tiles = slices.length;
   if (opts.save) {
@@ -201,9 +209,11 @@ async function predictAugmented(ctx: PredictContext, item: SourceItem, index: nu
   const viewOpts = { conf: opts.conf, iou: opts.iou, classes: null, maxDet: opts.classes ? Math.max(opts.maxDet, CLASS_FILTER_MIN_DET) : opts.maxDet };
   const parts: Detections[] = [];
   let inference = 0;
+  let load = 0;
   for await (const chunk of runChunks(pipelineCtx(ctx, true), jobs, views.length, stack, size)) {
     for (const o of chunk) {
       inference += o.inferenceMs;
+      load += o.loadMs;
       parts.push(unmapView(detectionsOf(ctx, o, viewOpts), o.meta, image.width, image.height));
     }
   }
@@ -211,7 +221,7 @@ async function predictAugmented(ctx: PredictContext, item: SourceItem, index: nu
   let det = parts.length ? span('nms', 'postprocess', () => mergeDetections(parts, opts.iou)) : emptyDetections();
   if (opts.classes) det = filterClasses(det, opts.classes, -1);
   det = truncate(det, opts.maxDet);
-  const result = makeResults(ctx, det, image, item, { preprocess: t1 - t0 - inference, inference, postprocess: performance.now() - t1 });
+  const result = makeResults(ctx, det, image, item, withLoad({ preprocess: t1 - t0 - inference - load, inference, postprocess: performance.now() - t1 }, load));
   await savePlain(image, result, item, index, opts, isBatch);
   return result;
 }

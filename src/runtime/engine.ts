@@ -46,6 +46,8 @@ export interface ForwardResult {
   extra: Record<string, HostTensor>;
   runMs: number;
   startEpochMs: number;
+  /** Milliseconds this call spent building and creating its session (0 when it already existed). */
+  loadMs?: number;
 }
 
 export interface DedicatedSession {
@@ -170,21 +172,21 @@ export abstract class SessionEngine {
     };
   }
 
-  async session(dims: number[]): Promise<{ session: WorkerSession; inputType: 'float32' | 'float16' }> {
+  async session(dims: number[]): Promise<{ session: WorkerSession; inputType: 'float32' | 'float16'; loadMs: number }> {
     const { build, key, inputType } = this.modelFor(dims);
     const cacheKey = `${this.options.device.id}|${key}`;
-    let s = this.sessions.get(cacheKey);
-    if (!s) {
-      const host = this.host ??= new WorkerHost();
-      const config = this.config();
-      s = Promise.resolve().then(build).then((model) => WorkerSession.create(host, cacheKey, model, config)).catch((err: unknown) => {
-        this.sessions.delete(cacheKey);
-        if (this.options.device.kind !== 'cpu') throw deviceUnavailable(this.options.device, err);
-        throw err;
-      });
-      this.sessions.set(cacheKey, s);
-    }
-    return { session: await s, inputType };
+    const cached = this.sessions.get(cacheKey);
+    if (cached) return { session: await cached, inputType, loadMs: 0 };
+    const t0 = performance.now();
+    const host = this.host ??= new WorkerHost();
+    const config = this.config();
+    const s = Promise.resolve().then(build).then((model) => WorkerSession.create(host, cacheKey, model, config)).catch((err: unknown) => {
+      this.sessions.delete(cacheKey);
+      if (this.options.device.kind !== 'cpu') throw deviceUnavailable(this.options.device, err);
+      throw err;
+    });
+    this.sessions.set(cacheKey, s);
+    return { session: await s, inputType, loadMs: performance.now() - t0 };
   }
 
   /**
@@ -192,8 +194,9 @@ export abstract class SessionEngine {
    * the worker instead of being copied (the caller must not use it afterwards).
    */
   async forward(images: HostTensor, options: { transfer?: boolean } = {}): Promise<ForwardResult> {
-    const { session, inputType } = await this.session(images.dims);
-    return runSession(session, inputType, images, options.transfer === true);
+    // Session creation is the model's load, reported apart so the first forward reads as a forward.
+    const { session, inputType, loadMs } = await this.session(images.dims);
+    return { ...(await runSession(session, inputType, images, options.transfer === true)), loadMs };
   }
 
   /**
