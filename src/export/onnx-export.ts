@@ -13,11 +13,28 @@ import { keepFloatRegion } from '../runtime/engine.ts';
 import { buildExportGraph } from '../runtime/graph-engine.ts';
 import { VERSION } from '../version.ts';
 import { exportMetadata } from './metadata.ts';
-import type { LibreYOLOModel } from '../model.ts';
+import type { DetectionNetwork, ModelFamily } from '../models/registry.ts';
+import type { SessionEngine } from '../runtime/engine.ts';
 import { flag } from '../predict/options.ts';
 import { defaultWarn, type Warn } from '../util/warn.ts';
 import { normalizeImgsz } from '../util/imgsz.ts';
 import { checkFamilyImgsz } from '../models/registry.ts';
+
+/** What export reads of a model (the `LibreYOLOModel` facade is one). */
+export interface ExportSource {
+  readonly family: ModelFamily;
+  readonly size: string;
+  readonly task: string;
+  readonly names: Record<number, string>;
+  readonly imgsz: [number, number];
+  /** The graph to export; null for a model loaded from an exported .onnx (refused). */
+  readonly network: DetectionNetwork | null;
+  /** `fp32`, or the quantize recipe the model runs (exported as it runs). */
+  readonly precision: 'fp32' | 'fp16' | 'bf16';
+  readonly weightsPath: string | null;
+  /** Converts the graph as the model's quantized sessions do. */
+  readonly engine: Pick<SessionEngine, 'convertGraph'>;
+}
 
 export interface ExportOptions {
   format: 'onnx' | string;
@@ -57,7 +74,7 @@ export function precisionSuffix(half: boolean, recipe: string | null): string {
  * bundled in the package's assets/, `weights/<stem><suffix>.onnx` under the working directory
  * instead, so exports never write into the installed package.
  */
-export function defaultExportPath(model: LibreYOLOModel, suffix = ''): string {
+export function defaultExportPath(model: Pick<ExportSource, 'weightsPath' | 'family' | 'size'>, suffix = ''): string {
   if (model.weightsPath) {
     const stem = basename(model.weightsPath, extname(model.weightsPath));
     const bundled = resolve(dirname(model.weightsPath)) === resolve(ASSETS_DIR);
@@ -66,7 +83,7 @@ export function defaultExportPath(model: LibreYOLOModel, suffix = ''): string {
   return join('weights', `${model.family.name}_${model.size}${suffix}.onnx`);
 }
 
-export async function exportOnnx(model: LibreYOLOModel, options: ExportOptions, warn: Warn = defaultWarn): Promise<string> {
+export async function exportOnnx(model: ExportSource, options: ExportOptions, warn: Warn = defaultWarn): Promise<string> {
   const format = String(options.format ?? 'onnx').toLowerCase();
   if (format !== 'onnx') {
     throw new LibreYOLOError('export_format_unknown', `Unknown or unsupported export format '${options.format}'. This package exports 'onnx'.`);
