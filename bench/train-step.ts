@@ -19,7 +19,7 @@ import { seededRandom } from '../src/models/yolo9/init.ts';
 import { parseDevice } from '../src/runtime/device.ts';
 import { Optimizer } from '../src/train/optimizer.ts';
 import { openStepRunner } from '../src/train/runner.ts';
-import { applyRunningStats } from '../src/train/trainer.ts';
+import { applyRunningStats } from '../src/graph/state-dict.ts';
 import type { TrainBatch } from '../src/data/train-batch.ts';
 
 const QUOTED_TORCH_IMG_PER_S = 7.8;

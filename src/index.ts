@@ -1,4 +1,5 @@
 /** libreyolo: YOLO object detection for Node.js on ONNX Runtime. */
+import type { TrainOptions, TrainResults, TrainRuntime, TrainSource } from './train/trainer.ts';
 export { createFreshModel, LibreYOLO, type LoadOptions } from './load.ts';
 export { LibreYOLOModel, type QuantizeOptions, type CaptureGraphOptions, type ModelPrecision } from './model.ts';
 export { DEFAULT_MODEL, DEFAULT_MODEL_PATH, SAMPLE_IMAGE, SAMPLE_LARGE_IMAGE } from './assets.ts';
@@ -16,7 +17,11 @@ export type { HostTensor, DType } from './graph/tensor.ts';
 export { VERSION } from './version.ts';
 
 // Training, data and validation
-export { trainModel, type TrainOptions, type TrainResults } from './train/trainer.ts';
+export type { TrainOptions, TrainResults, TrainRuntime, TrainSource } from './train/trainer.ts';
+/** Trains `model` as `model.train()` does, without loading the result into it; the trainer loads on first call. */
+export async function trainModel(model: TrainSource, options: TrainOptions, runtime?: TrainRuntime): Promise<TrainResults> {
+  return (await import('./train/trainer.ts')).trainModel(model, options, runtime);
+}
 export type { CheckOptions, LossAndGradients, PlainTensor } from './train/check.ts';
 export { generateSynthDataset, SHAPE_CLASSES, type SynthOptions } from './data/synth.ts';
 export { validate, type ValidateOptions, type ValidationResult } from './val/validate.ts';

@@ -20,12 +20,13 @@ import {
   captureUnavailableReason, GraphCaptureNotImplementedError, GraphRunner, unavailableError, type GraphInfo, type GraphMode,
 } from './runtime/graph-capture.ts';
 import { captureWebGpu } from './runtime/graph-capture-webgpu.ts';
-import { exportOnnx, type ExportOptions } from './export/onnx-export.ts';
+import type { ExportOptions } from './export/onnx-export.ts';
 import { cpuSlowWarning, RECIPE_DTYPE, resolveRecipe, type CastRecipe } from './quantize/recipes.ts';
 import { precisionReport, type PrecisionReport } from './quantize/report.ts';
 import { loadCheckpointFile } from './weights/checkpoint.ts';
-import { loadMatchingTensors, trainModel, type TrainOptions, type TrainResults, type TrainRuntime } from './train/trainer.ts';
-import { lossAndGradients, releaseCheckSessions, type CheckOptions, type LossAndGradients, type PlainTensor } from './train/check.ts';
+import { loadStateDict } from './graph/state-dict.ts';
+import type { TrainOptions, TrainResults, TrainRuntime } from './train/trainer.ts';
+import type { CheckOptions, LossAndGradients, PlainTensor } from './train/check.ts';
 
 /** Called once the source is resolved, before any image loads: a throw here refuses the call. */
 type SourceKindCheck = (isBatch: boolean, count: number, label: string) => void;
@@ -91,6 +92,8 @@ export class LibreYOLOModel {
   private loadedPrecision: ModelPrecision;
   private recipe: CastRecipe | null = null;
   private graphRunner: GraphRunner | null = null;
+  /** train/check.ts once lossAndGradients() ran (its sessions are released on close). */
+  private checkModule: typeof import('./train/check.ts') | null = null;
 
   constructor(init: ModelInit) {
     this.family = init.family;
@@ -279,6 +282,8 @@ export class LibreYOLOModel {
   /** Writes an ONNX file (input `images`, output `output` [B,4+nc,A], LibreYOLO metadata); returns its path. */
   async export(options: ExportOptions = { format: 'onnx' }): Promise<string> {
     this.ensureOpen();
+    // Loaded on first use, as the trainer: a predict-only program never loads either.
+    const { exportOnnx } = await import('./export/onnx-export.ts');
     return exportOnnx(this, options, this.warn);
   }
 
@@ -290,12 +295,13 @@ export class LibreYOLOModel {
    */
   async train(options: TrainOptions, runtime: TrainRuntime = {}): Promise<TrainResults> {
     this.ensureOpen();
+    const { trainModel } = await import('./train/trainer.ts');
     const results = await trainModel(this, options, { warn: this.warn, ...runtime });
     const checkpoint = results.best_checkpoint ?? results.last_checkpoint;
     if (checkpoint && this.network) {
       const { stateDict, metadata, format } = await loadCheckpointFile(checkpoint);
-      const copied = loadMatchingTensors(this.network, stateDict);
-      if (copied.mismatched === 0) {
+      const loaded = loadStateDict(this.network, stateDict);
+      if (loaded.mismatched.length === 0) {
         // The model becomes what LibreYOLO(checkpoint) would load: names, input size, file.
         if (metadata.names) Object.assign(this.names, metadata.names);
         this.inputSize = checkpointImgsz(this.family, this.size, metadata.imgsz);
@@ -322,7 +328,8 @@ export class LibreYOLOModel {
     if (!this.network) {
       throw new LibreYOLOError('config_unsupported', 'lossAndGradients() needs a trainable model loaded from .pt or .safetensors weights (not an exported .onnx).');
     }
-    return lossAndGradients(this.family, this.network, this.device, images, targets, options);
+    const check = this.checkModule ??= await import('./train/check.ts');
+    return check.lossAndGradients(this.family, this.network, this.device, images, targets, options);
   }
 
   /** Releases the sessions and their worker thread. */
@@ -330,7 +337,7 @@ export class LibreYOLOModel {
     if (this.closed) return;
     this.closed = true;
     await this.release_graphs();
-    if (this.network) await releaseCheckSessions(this.network);
+    if (this.network && this.checkModule) await this.checkModule.releaseCheckSessions(this.network);
     await this.engine.close();
   }
 

@@ -11,7 +11,7 @@ import type { Yolo9Network } from '../src/models/yolo9/network.ts';
 import { parseDevice } from '../src/runtime/device.ts';
 import { Optimizer } from '../src/train/optimizer.ts';
 import { TrainStep } from '../src/train/step.ts';
-import { applyRunningStats } from '../src/train/trainer.ts';
+import { applyRunningStats } from '../src/graph/state-dict.ts';
 import { mulberry32 } from '../src/util/random.ts';
 import type { TrainBatch } from '../src/data/train-batch.ts';
 

@@ -14,8 +14,8 @@ import { cpus } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { LibreYOLOError } from '../errors.ts';
 import type { Parameter } from '../graph/module.ts';
+import { applyRunningStats, loadStateDict, snapshot, stateDictOf } from '../graph/state-dict.ts';
 import type { HostTensor } from '../graph/tensor.ts';
-import type { LibreYOLOModel } from '../model.ts';
 import { inputSpec, trainingHooks, type DetectionNetwork, type ModelFamily, type TrainingHooks } from '../models/registry.ts';
 import { EnginePredictor } from '../predict/engine-predictor.ts';
 import { toNetworkLayout } from '../predict/preprocess.ts';
@@ -64,6 +64,19 @@ export interface TrainResults {
   last_checkpoint: string | null;
 }
 
+/** What training reads of a model (the `LibreYOLOModel` facade is one); the model itself is not changed. */
+export interface TrainSource {
+  readonly family: ModelFamily;
+  readonly size: string;
+  /** The network whose weights training starts from; null for an exported .onnx (refused). */
+  readonly network: DetectionNetwork | null;
+  readonly names: Record<number, string>;
+  /** The default device (`device=` overrides it). */
+  readonly device: Device;
+  /** The training checkpoint `resume=true` continues. */
+  readonly weightsPath: string | null;
+}
+
 export type TrainPhase = 'to_device' | 'forward' | 'backward' | 'optimizer';
 
 /**
@@ -94,54 +107,12 @@ export interface TrainRuntime {
   profiler?: (ctx: { saveDir: string; device: Device; meta: Record<string, unknown>; warmup: number; steps: number; log: (line: string) => void }) => Promise<TrainProfiler>;
 }
 
-function stateDictOf(named: Iterable<[string, Parameter]>): Map<string, HostTensor> {
-  return new Map([...named].map(([k, p]) => [k, p.value]));
-}
-
-function snapshot(sd: Map<string, HostTensor>): Map<string, HostTensor> {
-  return new Map([...sd].map(([k, t]) => [k, { dtype: t.dtype, dims: [...t.dims], data: t.data.slice() }]));
-}
-
-/**
- * Copies tensors by key where shape and dtype match (pretrained transfer, reloading trained weights);
- * returns how many were copied and how many keys exist on both sides with another shape.
- */
-export function loadMatchingTensors(net: DetectionNetwork, sd: Map<string, HostTensor>): { copied: number; mismatched: number } {
-  let copied = 0, mismatched = 0;
-  for (const [k, p] of net.namedTensors()) {
-    const t = sd.get(k);
-    if (!t) continue;
-    if (t.dims.join(',') !== p.dims.join(',') || t.dtype !== p.value.dtype) {
-      mismatched++;
-      continue;
-    }
-    (p.value.data as Float32Array).set(t.data as Float32Array);
-    copied++;
-  }
-  return { copied, mismatched };
-}
-
-/**
- * After a train-mode step: copies the BatchNorm running stats the step computed into the network's
- * buffers and counts the batch in each BN's `num_batches_tracked`, as torch's train-mode forward does.
- */
-export function applyRunningStats(network: DetectionNetwork, stats: Map<string, Float32Array>): void {
-  for (const [k, p] of network.namedTensors()) {
-    if (p.kind !== 'buffer') continue;
-    const s = stats.get(k);
-    if (s) (p.value.data as Float32Array).set(s);
-    else if (k.endsWith('num_batches_tracked') && stats.has(`${k.slice(0, -'num_batches_tracked'.length)}running_mean`)) {
-      (p.value.data as BigInt64Array)[0]! += 1n;
-    }
-  }
-}
-
 function mean(xs: number[]): number {
   return xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : NaN;
 }
 
 /** Runs training for `model` (a loaded or fresh model of a trainable family). */
-export async function trainModel(model: LibreYOLOModel, options: TrainOptions, runtime: TrainRuntime = {}): Promise<TrainResults> {
+export async function trainModel(model: TrainSource, options: TrainOptions, runtime: TrainRuntime = {}): Promise<TrainResults> {
   const trainer = await Trainer.create(model, options, runtime);
   return trainer.run();
 }
@@ -197,7 +168,7 @@ export class Trainer {
     };
   }
 
-  static async create(model: LibreYOLOModel, options: TrainOptions, runtime: TrainRuntime = {}): Promise<Trainer> {
+  static async create(model: TrainSource, options: TrainOptions, runtime: TrainRuntime = {}): Promise<Trainer> {
     const warn = runtime.warn ?? defaultWarn;
     const cwd = runtime.cwd ?? process.cwd();
     if (!model.network) throw new LibreYOLOError('config_unsupported', 'Cannot train an exported ONNX model: load the .pt checkpoint instead.');
@@ -229,12 +200,12 @@ export class Trainer {
       network = family.create({ size: model.size, stateDict: resume.trainModel });
       if (network.nc !== nc) throw new LibreYOLOError('config_conflict', `Cannot resume: the checkpoint has ${network.nc} classes, the dataset ${nc}.`);
     } else {
-      const sd = snapshot(stateDictOf(model.network.namedTensors()));
+      const sd = snapshot(stateDictOf(model.network));
       network = hooks.adaptClasses(sd, model.size, nc, config.seed);
       if (config.pretrained) {
         const src = config.pretrained === true ? `${family.filenamePrefix}${model.size}.pt` : config.pretrained;
         const path = await resolveWeights(src, { cwd });
-        const { copied } = loadMatchingTensors(network, (await loadCheckpointFile(path)).stateDict);
+        const { copied } = loadStateDict(network, (await loadCheckpointFile(path)).stateDict);
         warn(`pretrained: transferred ${copied} tensors from ${path}.`);
       }
     }
@@ -443,7 +414,7 @@ export class Trainer {
 
   /** The weights used for validation and saved as `model`: EMA when on, else the raw weights. */
   private evalState(): Map<string, HostTensor> {
-    return this.ema ? this.ema.state : stateDictOf(this.network.namedTensors());
+    return this.ema ? this.ema.state : stateDictOf(this.network);
   }
 
   /** Validates the EMA (or raw) weights on the val split as the original's in-training validator. */
@@ -465,7 +436,7 @@ export class Trainer {
   }
 
   private async save(path: string, epoch: number, loss: number | null): Promise<void> {
-    const raw = stateDictOf(this.network.namedTensors());
+    const raw = stateDictOf(this.network);
     await saveTrainingCheckpoint(path, {
       model: this.evalState(),
       ...(this.ema ? { trainModel: raw, emaUpdates: this.ema.updates } : {}),
