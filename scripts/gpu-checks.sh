@@ -16,5 +16,5 @@ export LIBREYOLO_EXPECT_DEVICES="${devices// /,}"
 echo "gpu-checks: expecting ${LIBREYOLO_EXPECT_DEVICES}"
 command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader || echo "gpu-checks: no nvidia-smi"
 node --import tsx --test --test-concurrency=1 \
-  test/predict-graph-capture.test.ts \
-  test/profile-infer.test.ts
+  test/model/predict-graph-capture.test.ts \
+  test/e2e/profile-infer.test.ts

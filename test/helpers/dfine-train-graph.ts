@@ -1,6 +1,6 @@
 /**
  * The gradient graph of the original's D-FINE-n train step (dfinen_ref_train.safetensors), as
- * test/dfine-train-gradients.test.ts checks it and bench/dfine-grad-kinks.ts perturbs it: the
+ * test/model/dfine-train-gradients.test.ts checks it and bench/dfine-grad-kinks.ts perturbs it: the
  * train-mode forward on the stored input (denoising draws injected), the host matchings on its
  * outputs, then forward (same proposal order: injectTopk) + loss + backward in one lowered graph.
  */

@@ -1,5 +1,5 @@
 /**
- * Child process of test/shape-probe.test.ts: probeShapes on a chain of `depth` elementwise ops over
+ * Child process of test/e2e/shape-probe.test.ts: probeShapes on a chain of `depth` elementwise ops over
  * one [8, 1024, 1024] float32 tensor (32 MB per value) beside a data-dependent one (NonZero, whose
  * dims only a run tells), then prints the values' shapes and its own peak RSS as one JSON line. A
  * probe that kept every value alive would hold depth x 32 MB.
