@@ -17,6 +17,7 @@ import { loadCheckpointFile } from './weights/checkpoint.ts';
 import { checkCount, checkNames, checkNamesCover, checkToken, metadataError, raiseWith, shown } from './weights/model-metadata.ts';
 import { limit } from './util/limits.ts';
 import { COCO_NAMES } from './data/coco.ts';
+import { canonicalTask, resolveTask } from './models/tasks.ts';
 import { parseWeightName, resolveWeights, type ResolveWeightsOptions } from './weights/hub.ts';
 import type { Warn } from './util/warn.ts';
 import type { ModelSource } from './profile/train-run.ts';
@@ -28,7 +29,7 @@ export interface LoadOptions {
   threads?: number;
   /** Size override when it cannot be read from the file. */
   size?: string;
-  /** Only `detect` is supported. */
+  /** `detect` or `segment` (aliases `seg`, `segmentation`) where the family runs it; default: what the file says. */
   task?: string;
   /** Download published weights when missing (default true). */
   download?: boolean;
@@ -79,8 +80,11 @@ async function loadCheckpointModel(path: string, options: LoadOptions): Promise<
   if (meta.model_family && meta.model_family !== family.name) {
     throw new LibreYOLOError('model_family_mismatch', `${path} says model_family '${meta.model_family}', but its weights are a ${family.name} network.`);
   }
-  const task = options.task ?? meta.task ?? 'detect';
-  if (task !== 'detect') throw new LibreYOLOError('config_unsupported', `Task '${task}' is not supported yet: this package runs detection models only.`);
+  if (options.task !== undefined && meta.task !== undefined && canonicalTask(options.task) !== canonicalTask(meta.task)) {
+    throw new LibreYOLOError('model_load_failed',
+      `Failed to load model weights from ${path}: Checkpoint was trained for task='${meta.task}' but this model was initialized for task='${canonicalTask(options.task)}'. Pass the matching task or use the correct checkpoint.`);
+  }
+  const task = resolveTask(family, { explicit: options.task, declared: meta.task, path, keys: [...ckpt.stateDict.keys()] });
   const named = parseWeightName(path);
   const size = meta.size ?? family.detectSize(ckpt.stateDict) ?? options.size ?? (named?.family === family.name ? named.size : undefined);
   if (!size || !family.sizes.includes(size)) {
@@ -90,7 +94,7 @@ async function loadCheckpointModel(path: string, options: LoadOptions): Promise<
   }
   let network;
   try {
-    network = family.create({ size, stateDict: ckpt.stateDict });
+    network = family.create({ size, stateDict: ckpt.stateDict, task });
   } catch (err) {
     if (!(err instanceof LibreYOLOError)) throw err;
     // The family says what did not fit; add which file and what to do about it.
@@ -224,11 +228,12 @@ async function loadOnnxModel(path: string, options: LoadOptions): Promise<LibreY
       (options.warn ?? ((m: string) => process.emitWarning(m)))(`${path} has no LibreYOLO metadata; assuming a ${family.name}-style detector with ${nc} classes (${names ? 'names from its metadata' : defaultNamesText(nc)}).`);
     }
   }
+  const task = onnxTask(path, family, mdTask, summary.outputs.map((o) => o.name));
   const precision = input.dtype === 'float16' || md.get('precision') === 'fp16' ? 'fp16' : 'fp32';
   return new LibreYOLOModel({
     family,
     size: mdSize ?? 'unknown',
-    task: mdTask ?? 'detect',
+    task,
     names: namesOrDefault(names, nc),
     imgsz,
     weightsPath: path,
@@ -239,6 +244,22 @@ async function loadOnnxModel(path: string, options: LoadOptions): Promise<LibreY
     precision,
     ...(options.warn ? { warn: options.warn } : {}),
   });
+}
+
+/**
+ * The task of an exported file (its `task` metadata, default detect): one its family runs, and for
+ * segment a file that has the family's mask outputs after the box output.
+ */
+function onnxTask(path: string, family: ModelFamily, declared: string | undefined, outputNames: readonly string[]): string {
+  const task = resolveTask(family, { declared, path: '', keys: [] });
+  if (task === 'segment') {
+    const want = family.segment?.maskOutputs ?? [];
+    const missing = want.filter((n) => !outputNames.includes(n));
+    if (missing.length || outputNames.length !== want.length + 1) {
+      throw metadataError(path, 'task', `is 'segment', but its outputs are ${outputNames.join(', ')}; a ${family.name} segment export has a box output then ${want.join(', ')}`);
+    }
+  }
+  return task;
 }
 
 /**

@@ -36,7 +36,7 @@ export function exportMetadata(m: ExportMetadataInput): Map<string, string> {
     ['dynamic', m.dynamic ? 'True' : 'False'],
     ['precision', m.precision],
     ['half', m.precision === 'fp16' && !m.quantRecipe ? 'True' : 'False'],
-    ['segmentation', 'false'],
+    ['segmentation', m.task === 'segment' ? 'true' : 'false'],
     ['obb', 'false'],
     ...(m.quantRecipe ? [['quant_recipe', m.quantRecipe] as [string, string]] : []),
   ]);

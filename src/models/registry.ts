@@ -123,6 +123,45 @@ export interface CandidateOptions {
   origHeight: number;
 }
 
+/**
+ * Instance masks of one image, stored compactly: per mask, run lengths over the row-major
+ * `height x width` pixels, alternating unset/set and starting with a (possibly empty) unset run.
+ */
+export interface MaskSet {
+  height: number;
+  width: number;
+  runs: Int32Array[];
+}
+
+/** What a segment-task family needs to turn one image's forward outputs into masks. */
+export interface MaskInputs {
+  /** Every output of the forward by name (`output` first, then the family's mask outputs). */
+  outputs: Readonly<Record<string, HostTensor>>;
+  /** This image's batch index in those outputs. */
+  index: number;
+  /** The network input `[h, w]`. */
+  inputHeight: number;
+  inputWidth: number;
+  /** Canvas pixels per original pixel (x, and y when it differs). */
+  ratio: number;
+  ratioY?: number;
+  origWidth: number;
+  origHeight: number;
+}
+
+/**
+ * Instance segmentation (task `segment`) of a family: candidates with their source rows, the
+ * shared NMS and max_det in between, then the masks of the kept rows.
+ */
+export interface SegmentHooks {
+  /** Output names of the segment predict graph and export after the box output, in order. */
+  readonly maskOutputs: readonly string[];
+  /** Candidate boxes (mapped to the original image) of one image, each with its source row (anchor). */
+  candidates(inputs: MaskInputs, conf: number): DetectionSet & { source: Int32Array };
+  /** The masks of the kept candidates `source`, at the original image size. */
+  masks(inputs: MaskInputs, source: Int32Array): MaskSet;
+}
+
 /** What a family's network offers the rest of the library. */
 export interface DetectionNetwork {
   readonly nc: number;
@@ -287,6 +326,12 @@ export interface ModelFamily {
   /** A `dynamic` export frees the batch axis only; H and W stay the export size (the graph bakes size-dependent constants). */
   readonly staticExportSize?: boolean;
   readonly capabilities: FamilyCapabilities;
+  /** Tasks the family runs (`detect`, `segment`); default `['detect']`. */
+  readonly tasks?: readonly string[];
+  /** The task a state dict's keys say (a mask head: `segment`), or null when they say none. */
+  taskFromKeys?(keys: readonly string[]): string | null;
+  /** Instance masks, for families whose `tasks` include `segment`. */
+  readonly segment?: SegmentHooks;
   /**
    * Input side per size, for families whose sizes differ (the checkpoint's `imgsz` is then not
    * read); default `defaultImgsz`, or the checkpoint's `imgsz`.
@@ -332,8 +377,8 @@ export interface ModelFamily {
    */
   checkSource?(source: { path: string; modelFamily: string | undefined }): void;
   detectSize(stateDict: StateDict): string | null;
-  /** Builds a network; with a state dict, shaped from and loaded with it. */
-  create(opts: { size: string; nc?: number; stateDict?: StateDict }): DetectionNetwork;
+  /** Builds a network for `task` (default `detect`); with a state dict, shaped from and loaded with it. */
+  create(opts: { size: string; nc?: number; stateDict?: StateDict; task?: string }): DetectionNetwork;
 }
 
 const families: ModelFamily[] = [];
@@ -361,6 +406,11 @@ export function listFamilies(): readonly ModelFamily[] {
 /** One line per family for help texts: `yolo9 (YOLOv9: t, s, m, c)`. */
 export function describeFamilies(): string {
   return families.map((f) => `${f.name} (${f.displayName}: ${f.sizes.join(', ')})`).join('; ');
+}
+
+/** The tasks a family runs, its default first. */
+export function familyTasks(family: ModelFamily): readonly string[] {
+  return family.tasks ?? ['detect'];
 }
 
 /** The default input side of a size. */

@@ -30,6 +30,10 @@ export interface ImageOutput<T> {
   output: Float32Array;
   offset: number;
   anchors: number;
+  /** Every output of the forward by name (`output` and the family's extra outputs), batch axis included. */
+  outputs: Record<string, HostTensor>;
+  /** This image's batch index in `outputs`. */
+  index: number;
   /** This image's slot shape: the output's dims after the batch axis. */
   rows: number;
   cols: number;
@@ -100,7 +104,8 @@ async function forwardChunk<T>(ctx: PipelineContext, chunk: PreparedChunk<T>): P
   let k = 0;
   for (const t of chunk.tensors) {
     const t0 = performance.now();
-    const { output, runMs, startEpochMs, loadMs = 0 } = await span('forward', 'forward', () => ctx.forward(t, { transfer: true }), { batch: t.dims[0] });
+    const { output, extra, runMs, startEpochMs, loadMs = 0 } = await span('forward', 'forward', () => ctx.forward(t, { transfer: true }), { batch: t.dims[0] });
+    const outputs = { ...extra, output };
     recordSpan('session.run (worker)', 'forward', startEpochMs, runMs);
     const b = t.dims[0]!;
     const ms = (performance.now() - t0 - loadMs) / b;
@@ -108,7 +113,7 @@ async function forwardChunk<T>(ctx: PipelineContext, chunk: PreparedChunk<T>): P
     for (let j = 0; j < b; j++, k++) {
       const item = chunk.items[k]!;
       outs.push({
-        ...item, output: output.data as Float32Array, offset: j * per, anchors: output.dims[2]!, rows: output.dims[1]!, cols: output.dims[2]!,
+        ...item, output: output.data as Float32Array, offset: j * per, anchors: output.dims[2]!, rows: output.dims[1]!, cols: output.dims[2]!, outputs, index: j,
         preprocessMs: chunk.preprocessMs / n, inferenceMs: ms, loadMs: j === 0 ? loadMs : 0,
       });
     }

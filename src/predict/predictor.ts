@@ -20,6 +20,8 @@ import { mergeTiles } from './tile-merge.ts';
 import { runChunks, type ImageOutput, type Job, type LoadErrorHandler, type PipelineContext } from './pipeline.ts';
 import { CLASS_FILTER_MIN_DET, filterClasses, postprocessDetections, type Detections } from './postprocess.ts';
 import { Boxes, Results } from './results.ts';
+import type { Masks } from './masks.ts';
+import { segmentDetections } from './segment.ts';
 import { saveAnnotated } from './save.ts';
 import { sourceFailure, SourcesFailedError, type SourceFailure } from './source-failures.ts';
 import { checkAugmentTask, tilingMode } from './task-gates.ts';
@@ -89,9 +91,10 @@ function withLoad(speed: Results['speed'], loadMs: number): Results['speed'] {
   return loadMs > 0 ? { ...speed, load: loadMs } : speed;
 }
 
-function makeResults(ctx: PredictContext, det: Detections, image: RgbImage, item: SourceItem, speed: Results['speed']): Results {
+function makeResults(ctx: PredictContext, det: Detections, image: RgbImage, item: SourceItem, speed: Results['speed'], masks: Masks | null = null): Results {
   return span('results', 'postprocess', () => new Results({
     boxes: new Boxes(det.xyxy, det.conf, det.cls),
+    masks,
     names: ctx.names,
     orig_shape: [image.height, image.width],
     path: item.path,
@@ -111,8 +114,8 @@ async function savePlain(image: RgbImage, result: Results, item: SourceItem, ind
 
 async function finish(ctx: PredictContext, o: ImageOutput<ItemMeta>, opts: ResolvedPredictOptions, isBatch: boolean): Promise<Results> {
   const t0 = performance.now();
-  const det = detectionsOf(ctx, o, opts);
-  const result = makeResults(ctx, det, o.image, o.meta.item, withLoad({ preprocess: o.preprocessMs, inference: o.inferenceMs, postprocess: performance.now() - t0 }, o.loadMs));
+  const { det, masks } = ctx.task === 'segment' ? segmentDetections(ctx.family, o, opts) : { det: detectionsOf(ctx, o, opts), masks: null };
+  const result = makeResults(ctx, det, o.image, o.meta.item, withLoad({ preprocess: o.preprocessMs, inference: o.inferenceMs, postprocess: performance.now() - t0 }, o.loadMs), masks);
   await savePlain(o.image, result, o.meta.item, o.meta.index, opts, isBatch);
   return result;
 }

@@ -5,6 +5,7 @@
 
 import { inspect, type InspectOptions } from 'node:util';
 import type { Detections } from './postprocess.ts';
+import type { Masks } from './masks.ts';
 
 type Row4 = [number, number, number, number];
 
@@ -98,10 +99,14 @@ export interface SummaryRow {
   confidence: number;
   /** Corners in original-image pixels (0..1 with `normalize: true`). */
   box: { x1: number; y1: number; x2: number; y2: number };
+  /** Segment models: the mask's largest outer contour (pixels, 0..1 with `normalize: true`). */
+  segments?: { x: number[]; y: number[] };
 }
 
 export interface ResultsInit {
   boxes: Boxes;
+  /** Segment models: one mask per box (null or absent when nothing was found). */
+  masks?: Masks | null;
   names: Record<number, string>;
   orig_shape: [number, number];
   path?: string | null;
@@ -135,6 +140,8 @@ function round(v: number, decimals: number): number {
 export class Results {
   /** The detections, in original-image pixels. */
   boxes: Boxes;
+  /** Segment models: the instance masks, one per box; null for detection models and when nothing was found. */
+  masks: Masks | null;
   /** Class id -> name, as the model declares them. */
   names: Record<number, string>;
   /** `[height, width]` */
@@ -155,6 +162,7 @@ export class Results {
   constructor(init: ResultsInit) {
     this.boxes = init.boxes;
     this.boxes.orig_shape ??= init.orig_shape;
+    this.masks = init.masks && init.masks.length > 0 ? init.masks : null;
     this.names = init.names;
     this.orig_shape = init.orig_shape;
     this.path = init.path ?? null;
@@ -179,6 +187,7 @@ export class Results {
     const [h, w] = this.orig_shape;
     const sx = normalize ? 1 / w : 1, sy = normalize ? 1 / h : 1;
     const d = this.boxes.xyxyData;
+    const polygons = this.masks ? (normalize ? this.masks.xyn : this.masks.xy) : null;
     const rows: SummaryRow[] = [];
     for (let i = 0; i < this.boxes.length; i++) {
       const cls = this.boxes.clsInt(i);
@@ -190,6 +199,7 @@ export class Results {
           x1: round(d[i * 4]! * sx, decimals), y1: round(d[i * 4 + 1]! * sy, decimals),
           x2: round(d[i * 4 + 2]! * sx, decimals), y2: round(d[i * 4 + 3]! * sy, decimals),
         },
+        ...(polygons ? { segments: { x: polygons[i]!.map((p) => round(p[0], decimals)), y: polygons[i]!.map((p) => round(p[1], decimals)) } } : {}),
       });
     }
     return rows;

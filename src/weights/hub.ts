@@ -13,7 +13,8 @@ import cliProgress from 'cli-progress';
 import { bundledModelPath, DEFAULT_MODEL } from '../assets.ts';
 import { LibreYOLOError } from '../errors.ts';
 import { describeBytes, describeLimit, limit, LIMITS } from '../util/limits.ts';
-import { listFamilies, type ModelFamily } from '../models/index.ts';
+import { familyTasks, getFamily, listFamilies, type ModelFamily } from '../models/index.ts';
+import { TASK_SUFFIXES } from '../models/tasks.ts';
 
 export interface ResolveWeightsOptions {
   /** Download official weights that are missing (default true). */
@@ -123,8 +124,8 @@ export async function resolveWeights(nameOrPath: string, options: ResolveWeights
 
   const parsed = parseWeightName(basename(target));
   if (!parsed) throw unknownName(nameOrPath, basename(target));
-  if (parsed.taskSuffix !== '') {
-    // Loading would refuse it (detection only): say so before a download of the whole file.
+  if (parsed.taskSuffix !== '' && !familyTasks(getFamily(parsed.family)).includes(TASK_SUFFIXES[parsed.taskSuffix] ?? '')) {
+    // Loading would refuse it (a task the family does not run): say so before a download of the whole file.
     const detect = `${parsed.stem.slice(0, -parsed.taskSuffix.length)}.pt`;
     throw new LibreYOLOError('config_unsupported',
       `Task '${parsed.taskSuffix.slice(1)}' is not supported yet: this package runs detection models only, so ${basename(target)} is not downloaded. For detection use ${detect}.`,

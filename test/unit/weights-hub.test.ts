@@ -107,14 +107,24 @@ test('name forms download the right file into weights/<name>, following the redi
   }
 });
 
-test('a non-detection task name (-pose, -seg, ...) is refused before any request: loading would refuse it after the whole download', async () => {
-  for (const given of ['LibreYOLO9m-pose.pt', 'libreyolo9s-SEG', 'LibreYOLO/LibreYOLO9t-cls']) {
+test('a task the family does not run (-pose, -cls, ...) is refused before any request: loading would refuse it after the whole download', async () => {
+  for (const given of ['LibreYOLO9m-pose.pt', 'libreyolo9s-CLS', 'LibreYOLO/LibreYOLO9t-cls']) {
     const cwd = freshCwd();
     requests.length = 0;
     await assert.rejects(resolveWeights(given, { cwd, env: env(), ...quiet }),
-      rejectsWith('config_unsupported', /^Task '(pose|seg|cls)' is not supported yet: this package runs detection models only, so \S+ is not downloaded\. For detection use LibreYOLO9[mst]\.pt\.$/));
+      rejectsWith('config_unsupported', /^Task '(pose|cls)' is not supported yet: this package runs detection models only, so \S+ is not downloaded\. For detection use LibreYOLO9[mst]\.pt\.$/));
     assert.equal(requests.length, 0, `${given}: nothing fetched`);
     assert.equal(existsSync(join(cwd, 'weights')), false);
+  }
+});
+
+test('a segment name of a family that segments (LibreYOLO9<size>-seg.pt) downloads from its own repository', async () => {
+  for (const [given, file, stem] of [['LibreYOLO9t-seg.pt', 'LibreYOLO9t-seg.pt', 'LibreYOLO9t-seg'], ['libreyolo9c-SEG', 'libreyolo9c-SEG.pt', 'LibreYOLO9c-seg']] as const) {
+    const cwd = freshCwd();
+    requests.length = 0;
+    const got = await resolveWeights(given, { cwd, env: env(), ...quiet });
+    assert.equal(got, join(cwd, 'weights', file));
+    assert.equal(requests[0]!.url, `/LibreYOLO/${stem}/resolve/main/${stem}.pt`, given);
   }
 });
 

@@ -4,7 +4,8 @@ import { asFloat32, type DType, type HostTensor } from '../../graph/tensor.ts';
 import { LibreYOLOError } from '../../errors.ts';
 import { DEFAULT_CAPABILITIES, LETTERBOX_RGB_UNIT, type ModelFamily, type StateDict } from '../registry.ts';
 import { defaultClassWidth, YOLO9_SIZES, type Yolo9Size } from './config.ts';
-import { Yolo9Network } from './network.ts';
+import { DEFAULT_MASK_HEAD, Yolo9Network, type MaskHeadOptions } from './network.ts';
+import { yolo9Segment } from './segment.ts';
 import { initializeFresh } from './init.ts';
 import { yolo9TrainingHooks } from './train.ts';
 
@@ -56,6 +57,16 @@ function convertTensor(t: HostTensor, dtype: DType): HostTensor {
   return { dtype: 'float32', dims: t.dims, data: asFloat32(t) };
 }
 
+/** The mask head's sizes from a segment checkpoint (prototype count and hidden width). */
+function maskHeadOf(sd: StateDict): MaskHeadOptions {
+  const hidden = tensorDims(sd, 'head.proto.cv1.conv.weight')?.[0];
+  const numMasks = tensorDims(sd, 'head.proto.cv3.conv.weight')?.[0];
+  if (hidden === undefined || numMasks === undefined) {
+    throw new LibreYOLOError('model_load_failed', 'Checkpoint has no yolo9 segment head (head.proto.* keys are missing): it is a detection checkpoint; load it with task detect.');
+  }
+  return { numMasks, protoChannels: hidden };
+}
+
 /** Anchor count of the stride-8/16/32 head on an `h x w` input. */
 const anchorsFor = (h: number, w: number): number => [8, 16, 32].reduce((a, s) => a + Math.ceil(h / s) * Math.ceil(w / s), 0);
 
@@ -68,6 +79,10 @@ export const yolo9Family: ModelFamily = {
   defaultImgsz: 640,
   imgszStride: 32,
   capabilities: { ...DEFAULT_CAPABILITIES, SUPPORTS_BATCHED_PREDICT: true, SUPPORTS_CUDA_GRAPH: true },
+  tasks: ['detect', 'segment'],
+  // head.cv4 alone is no sign: pose and OBB heads have one too.
+  taskFromKeys: (keys) => (keys.some((k) => k.startsWith('head.proto')) ? 'segment' : null),
+  segment: yolo9Segment,
   input: LETTERBOX_RGB_UNIT,
   postprocess: { kind: 'nms', agnostic: false },
   quantize: { keepFloat: [] },
@@ -98,14 +113,14 @@ export const yolo9Family: ModelFamily = {
     return null;
   },
 
-  create({ size, nc, stateDict }) {
+  create({ size, nc, stateDict, task }) {
     if (!(YOLO9_SIZES as readonly string[]).includes(size)) {
       throw new LibreYOLOError('model_load_failed', `Unknown yolo9 size '${size}'. Sizes: ${YOLO9_SIZES.join(', ')}.`);
     }
     const s = size as Yolo9Size;
     if (!stateDict) {
       const classes = nc ?? 80;
-      const net = new Yolo9Network({ size: s, nc: classes, classWidth: defaultClassWidth(s, classes) });
+      const net = new Yolo9Network({ size: s, nc: classes, classWidth: defaultClassWidth(s, classes), ...(task === 'segment' ? { masks: DEFAULT_MASK_HEAD } : {}) });
       initializeFresh(net);
       return net;
     }
@@ -113,7 +128,8 @@ export const yolo9Family: ModelFamily = {
     const cls = tensorDims(stateDict, 'head.cv3.0.2.weight', 'head.class_convs.0.2.weight');
     const width = tensorDims(stateDict, 'head.cv3.0.0.conv.weight', 'head.class_convs.0.0.conv.weight');
     if (!cls || !width) throw new LibreYOLOError('model_load_failed', 'Checkpoint has no yolo9 detection head (head.cv3.* / head.class_convs.* keys are missing).');
-    const net = new Yolo9Network({ size: s, nc: cls[0]!, classWidth: width[0]! });
+    const masks = task === 'segment' ? maskHeadOf(stateDict) : undefined;
+    const net = new Yolo9Network({ size: s, nc: cls[0]!, classWidth: width[0]!, ...(masks ? { masks } : {}) });
     loadYolo9StateDict(net, stateDict);
     return net;
   },

@@ -78,7 +78,9 @@ export class DDetect extends Module {
   readonly classTowers: Sequential[] = [];
   readonly boxTowersModule: Module;
   readonly classTowersModule: Module;
-  constructor(readonly channels: readonly number[], readonly nc: number, readonly classWidth: number) {
+  readonly proto: MaskProto | null = null;
+  readonly coeffTowers: Sequential[] = [];
+  constructor(readonly channels: readonly number[], readonly nc: number, readonly classWidth: number, masks?: MaskHeadOptions) {
     super();
     const cb = Math.max(Math.ceil(Math.trunc(channels[0]! / 4) / 4) * 4, 4 * REG_MAX, REG_MAX);
     const boxes = new ModuleList();
@@ -89,6 +91,26 @@ export class DDetect extends Module {
     });
     this.boxTowersModule = this.addModule('cv2', boxes, 'anchor_convs');
     this.classTowersModule = this.addModule('cv3', classes, 'class_convs');
+    if (masks) {
+      // The segment head (DDetectSeg): prototypes from P3 and 32 mask coefficients per anchor.
+      this.proto = this.addModule('proto', new MaskProto(channels[0]!, masks.protoChannels, masks.numMasks));
+      const c4 = Math.max(Math.trunc(channels[0]! / 4), masks.numMasks);
+      const towers = new ModuleList();
+      channels.forEach((ch, k) => {
+        this.coeffTowers.push(towers.add(String(k), new Sequential(new ConvBN(ch, c4, 3), new ConvBN(c4, c4, 3), new Conv2d(c4, masks.numMasks, 1))));
+      });
+      this.addModule('cv4', towers);
+    }
+  }
+
+  /** `proto` `[B, nm, H/4, W/4]` and `mask_coeffs` `[B, nm, A]` (anchor order as the box output); segment heads only. */
+  maskOutputs(b: GraphBuilder, feats: string[]): { proto: string; coeffs: string } {
+    const proto = this.proto;
+    if (!proto) throw new Error('maskOutputs: this head has no mask branch');
+    return {
+      proto: b.scope('proto', () => proto.emit(b, feats[0]!)),
+      coeffs: b.scope('cv4', () => concat(b, feats.map((x, k) => reshape(b, this.coeffTowers[k]!.emit(b, x), [0, proto.numMasks, -1])), 2)),
+    };
   }
 
   /** Per-level raw maps `[B, 64+nc, H, W]` (box distribution logits, then class logits). */
@@ -102,17 +124,44 @@ export class DDetect extends Module {
   }
 }
 
+/** Prototype masks from P3: conv 3x3, nearest x2, conv 3x3, conv 1x1 to `numMasks` (all Conv+BN+SiLU). */
+class MaskProto extends Module {
+  readonly cv1: ConvBN;
+  readonly cv2: ConvBN;
+  readonly cv3: ConvBN;
+  constructor(cin: number, hidden: number, readonly numMasks: number) {
+    super();
+    this.cv1 = this.addModule('cv1', new ConvBN(cin, hidden, 3));
+    this.cv2 = this.addModule('cv2', new ConvBN(hidden, hidden, 3));
+    this.cv3 = this.addModule('cv3', new ConvBN(hidden, numMasks, 1));
+  }
+  forward(b: GraphBuilder, x: string): string {
+    const up = b.scope('upsample', () => upsample2x(b, this.cv1.emit(b, x)));
+    return this.cv3.emit(b, this.cv2.emit(b, up));
+  }
+}
+
 class ModuleList extends Module {
   add<M extends Module>(name: string, m: M): M {
     return this.addModule(name, m);
   }
 }
 
+/** The segment head's sizes: prototypes / coefficients (32) and the prototype hidden width (256). */
+export interface MaskHeadOptions {
+  numMasks: number;
+  protoChannels: number;
+}
+
+export const DEFAULT_MASK_HEAD: MaskHeadOptions = { numMasks: 32, protoChannels: 256 };
+
 export interface Yolo9Options {
   size: Yolo9Size;
   nc: number;
   /** Hidden width of the class towers (read from a checkpoint; sticky across fine-tunes). */
   classWidth: number;
+  /** A segment model's mask head; absent for detection. */
+  masks?: MaskHeadOptions;
 }
 
 export interface EmitOptions {
@@ -133,7 +182,7 @@ export class Yolo9Network extends Module {
     super();
     this.backbone = this.addModule('backbone', new Backbone(options.size));
     this.neck = this.addModule('neck', new Neck(options.size));
-    this.head = this.addModule('head', new DDetect(YOLO9_CONFIGS[options.size].headChannels, options.nc, options.classWidth));
+    this.head = this.addModule('head', new DDetect(YOLO9_CONFIGS[options.size].headChannels, options.nc, options.classWidth, options.masks));
     this.assignPaths();
   }
 
@@ -142,19 +191,41 @@ export class Yolo9Network extends Module {
   }
 
   forward(b: GraphBuilder, x: string): string[] {
+    return this.head.emit(b, this.features(b, x));
+  }
+
+  /** The neck outputs P3, P4, P5 the head reads. */
+  features(b: GraphBuilder, x: string): string[] {
     const [b3, b4, p5] = this.backbone.emit(b, x);
-    const [p3, p4, p5o] = this.neck.emit(b, b3, b4, p5);
-    return this.head.emit(b, [p3, p4, p5o]);
+    return this.neck.emit(b, b3, b4, p5);
   }
 
   /** Builds the whole inference graph (BatchNorm still explicit: run foldBatchNorm for speed). */
   emitInference(b: GraphBuilder, opts: EmitOptions): void {
+    this.emitGraph(b, opts, 'output');
+  }
+
+  /** The exported graph: a segment model's outputs are named `predictions`, `proto`, `mask_coeffs`, as the original's. */
+  emitExport(b: GraphBuilder, opts: EmitOptions): void {
+    this.emitGraph(b, opts, this.head.proto ? 'predictions' : 'output');
+  }
+
+  private emitGraph(b: GraphBuilder, opts: EmitOptions, boxOutput: string): void {
     const nc = this.nc;
     const images = b.input('images', 'float32', [opts.batch ?? 'batch', 3, opts.height ?? 'height', opts.width ?? 'width']);
-    const levels = this.forward(b, images);
+    const feats = this.features(b, images);
+    // The mask branch reads the neck outputs before the detection towers, as the original's head.
+    const masks = this.head.proto ? b.scope('head', () => this.head.maskOutputs(b, feats)) : null;
+    const levels = this.head.emit(b, feats);
     const out = b.scope('head', () => b.scope('decode', () => decode(b, levels, nc, opts)));
     const anchors = opts.height && opts.width ? YOLO9_STRIDES.reduce((a, s) => a + (opts.height! / s) * (opts.width! / s), 0) : 'anchors';
-    b.output('output', out, 'float32', [opts.batch ?? 'batch', 4 + nc, anchors]);
+    const batch = opts.batch ?? 'batch';
+    b.output(boxOutput, out, 'float32', [batch, 4 + nc, anchors]);
+    if (masks) {
+      const nm = this.head.proto!.numMasks;
+      b.output('proto', masks.proto, 'float32', [batch, nm, opts.height ? opts.height / 4 : 'mask_height', opts.width ? opts.width / 4 : 'mask_width']);
+      b.output('mask_coeffs', masks.coeffs, 'float32', [batch, nm, anchors]);
+    }
     if (opts.rawOutputs) {
       levels.forEach((v, k) => {
         const s = YOLO9_STRIDES[k]!;
