@@ -6,7 +6,6 @@
  * chunk is letterboxed straight into one `[B,3,H,W]` buffer that moves (not copies) to the worker.
  * At most three chunks are alive: one being postprocessed, one in the worker, one being prepared.
  */
-import { performance } from 'node:perf_hooks';
 import type { RgbImage } from '../data/rgb-image.ts';
 import type { HostTensor } from '../graph/tensor.ts';
 import type { ModelFamily, PreprocessPlan } from '../models/registry.ts';

@@ -4,7 +4,6 @@
  * (`decode`, `letterbox`, `forward`, `session.run (worker)`, `nms`, `results`, `save`) are what the
  * profiler reads.
  */
-import { performance } from 'node:perf_hooks';
 import type { RgbImage } from '../data/rgb-image.ts';
 import type { SourceItem } from '../data/sources.ts';
 import type { HostTensor } from '../graph/tensor.ts';

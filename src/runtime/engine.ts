@@ -4,7 +4,6 @@
  * in-graph); an OnnxFileEngine runs an exported file. Both keep one session per
  * (device, dtype, shape) in a worker thread, created on first use and released on close().
  */
-import { cpus } from 'node:os';
 import type { Graph } from '../graph/ir.ts';
 import { serializeModel } from '../graph/onnx.ts';
 import { convertPrecision, floatOpsOf, kernelProbeGraph, type HalfType, type PrecisionSummary } from '../graph/passes/precision.ts';
@@ -12,6 +11,7 @@ import type { HostTensor } from '../graph/tensor.ts';
 import { f32ToF16Array, f16ToF32Array } from '../graph/tensor.ts';
 import { deviceUnavailable, executionProviders, type Device } from './device.ts';
 import type { SessionConfig } from './protocol.ts';
+import { cpuCount, onProcessExit } from '../util/platform.ts';
 import { WorkerHost, WorkerSession } from './worker-host.ts';
 
 export interface EngineOptions {
@@ -91,7 +91,7 @@ export abstract class SessionEngine {
     liveEngines.add(this);
     if (!exitHookInstalled) {
       exitHookInstalled = true;
-      process.once('exit', () => { for (const e of liveEngines) void e.close(); });
+      onProcessExit(() => { for (const e of liveEngines) void e.close(); });
     }
   }
 
@@ -165,7 +165,7 @@ export abstract class SessionEngine {
     const profile = this.options.profileFilePrefix;
     return {
       executionProviders: executionProviders(this.options.device),
-      intraOpNumThreads: this.options.threads ?? Math.max(1, cpus().length),
+      intraOpNumThreads: this.options.threads ?? cpuCount(),
       graphOptimizationLevel: 'all',
       ...(this.options.configEntries ? { configEntries: { ...this.options.configEntries } } : {}),
       ...(profile ? { profileFilePrefix: `${profile}_s${this.profileCount++}` } : {}),

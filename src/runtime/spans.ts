@@ -3,8 +3,7 @@
  * results, worker hand-offs) recorded only while a profiler is attached. With no recorder the cost
  * is one null check, so the predict path can always be instrumented.
  */
-import { performance } from 'node:perf_hooks';
-import { threadId } from 'node:worker_threads';
+import { currentThreadId } from '../util/platform.ts';
 
 export interface HostSpan {
   name: string;
@@ -38,7 +37,7 @@ const nowUs = (): number => (performance.timeOrigin + performance.now()) * 1000;
 export function span<T>(name: string, cat: string, fn: () => T, args?: Record<string, unknown>): T {
   if (!recorder) return fn();
   const start = nowUs();
-  const done = (): void => recorder?.record({ name, cat, ts: start, dur: nowUs() - start, tid: threadId, ...(args ? { args } : {}) });
+  const done = (): void => recorder?.record({ name, cat, ts: start, dur: nowUs() - start, tid: currentThreadId(), ...(args ? { args } : {}) });
   const out = fn();
   if (out instanceof Promise) return out.finally(done) as T;
   done();
@@ -47,5 +46,5 @@ export function span<T>(name: string, cat: string, fn: () => T, args?: Record<st
 
 /** Records an interval measured elsewhere (e.g. a worker's run time reported back). */
 export function recordSpan(name: string, cat: string, startEpochMs: number, durMs: number, args?: Record<string, unknown>): void {
-  recorder?.record({ name, cat, ts: startEpochMs * 1000, dur: durMs * 1000, tid: threadId, ...(args ? { args } : {}) });
+  recorder?.record({ name, cat, ts: startEpochMs * 1000, dur: durMs * 1000, tid: currentThreadId(), ...(args ? { args } : {}) });
 }

@@ -7,7 +7,7 @@
  * are checked. Duplicate names, overlapping entries (the overlapping-file bomb), encryption and
  * compression methods other than stored/deflate are refused with a message naming what was found.
  */
-import { crc32, inflateRawSync } from 'node:zlib';
+import { crc32, inflateRaw, InflateOverflowError } from './platform.ts';
 import { describeBytes, describeLimit, limit, raiseAdvice, RATIO_ALLOWANCE_BYTES } from './limits.ts';
 
 /** Why a read failed: `not_zip` (no zip directory: truncated or another format), or the archive's fault. */
@@ -101,20 +101,19 @@ export class ZipArchive {
       if (entry.compressedSize !== size) throw this.fail(`stored entry '${name}' has sizes ${entry.compressedSize} and ${size}`, 'damaged');
       out = data;
     } else {
-      let inflated: Buffer;
+      let inflated: Uint8Array;
       try {
-        // maxOutputLength stops zlib as soon as the output passes the declared size.
-        inflated = inflateRawSync(data, { maxOutputLength: Math.max(size, 1) });
+        // Inflation stops as soon as the output passes the declared size.
+        inflated = inflateRaw(data, size);
       } catch (err) {
-        const e = err as NodeJS.ErrnoException;
-        throw this.fail(e.code === 'ERR_BUFFER_TOO_LARGE'
+        throw this.fail(err instanceof InflateOverflowError
           ? `entry '${name}' unpacks to more than the ${size} bytes it declares (a damaged archive or a zip bomb)`
-          : `entry '${name}' does not inflate (${e.message})`, 'damaged');
+          : `entry '${name}' does not inflate (${(err as Error).message})`, 'damaged');
       }
       if (inflated.length !== size) throw this.fail(`entry '${name}' unpacks to ${inflated.length} bytes but declares ${size}`, 'damaged');
-      out = new Uint8Array(inflated.buffer, inflated.byteOffset, inflated.length);
+      out = inflated;
     }
-    if ((crc32(out) >>> 0) !== entry.crc) throw this.fail(`entry '${name}' fails its CRC-32 check`, 'damaged');
+    if (crc32(out) !== entry.crc) throw this.fail(`entry '${name}' fails its CRC-32 check`, 'damaged');
     return out;
   }
 
