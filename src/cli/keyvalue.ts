@@ -2,11 +2,12 @@
  * LibreYOLO-style `key=value` arguments on top of commander: tokens are rewritten to POSIX flags
  * before parsing (`max_det=5` -> `--max-det 5`, `save=true` -> `--save`, `save=false` -> `--no-save`
  * or dropped, a bare flag name such as `save` -> `--save`). The token after a value-taking flag is
- * never rewritten.
+ * never rewritten. The original's short names (aliases.ts: train `mosaic`) become the option they set.
  */
 import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
 import { LibreYOLOError } from '../errors.ts';
+import { resolveAlias } from './aliases.ts';
 
 const KEY_VALUE = /^([A-Za-z_][A-Za-z0-9_-]*)=(.*)$/s;
 
@@ -38,14 +39,15 @@ export function rewriteKeyValueArgs(args: string[], cmd: Command, origins?: Map<
   for (let k = 0; k < args.length; k++) {
     const tok = args[k]!;
     if (tok.startsWith('--')) {
-      out.push(tok);
-      const name = tok.slice(2).split('=')[0]!;
+      const typed = tok.slice(2).split('=')[0]!;
+      const name = resolveAlias(cmd.name(), typed);
+      out.push(name === typed ? tok : `--${name}${tok.slice(2 + typed.length)}`);
       if (info.valued.has(name) && !tok.includes('=') && k + 1 < args.length) out.push(args[++k]!);
       continue;
     }
     const m = KEY_VALUE.exec(tok);
     if (!m) {
-      const bare = tok.replace(/_/g, '-');
+      const bare = resolveAlias(cmd.name(), tok).replace(/_/g, '-');
       // `conf` alone would become a source named 'conf'; unless such a file exists, it is a key without its value.
       if (info.valued.has(bare) && !existsSync(tok)) {
         throw new LibreYOLOError('config_type_error', `${tok} needs a value: use ${tok}=<value>. Run 'libreyolo ${cmd.name()} --help' for what it takes.`);
@@ -53,7 +55,7 @@ export function rewriteKeyValueArgs(args: string[], cmd: Command, origins?: Map<
       out.push(info.boolean.has(bare) || info.negatable.has(bare) ? `--${bare}` : tok);
       continue;
     }
-    const key = m[1]!.replace(/_/g, '-');
+    const key = resolveAlias(cmd.name(), m[1]!).replace(/_/g, '-');
     origins?.set(`--${key}`, tok);
     const value = m[2]!;
     const isBool = info.boolean.has(key) || info.negatable.has(key);

@@ -3,13 +3,20 @@ import { describeFamilies } from '../models/index.ts';
 import { Command, CommanderError } from 'commander';
 import { LibreYOLOError, type ErrorCode } from '../errors.ts';
 import { VERSION } from '../version.ts';
+import { cfgCommand } from './commands/cfg.ts';
+import { checksCommand } from './commands/checks.ts';
 import { dataCommand } from './commands/data.ts';
 import { exportCommand } from './commands/export.ts';
+import { formatsCommand } from './commands/formats.ts';
+import { infoCommand } from './commands/info.ts';
+import { metadataCommand } from './commands/metadata.ts';
+import { modelsCommand } from './commands/models.ts';
 import { predictCommand } from './commands/predict.ts';
 import { profileCommand } from './commands/profile.ts';
 import { quantizeCommand } from './commands/quantize.ts';
 import { valCommand } from './commands/val.ts';
 import { trainCommand } from './commands/train.ts';
+import { versionCommand } from './commands/version.ts';
 import { rewriteKeyValueArgs } from './keyvalue.ts';
 import { reportError } from './report.ts';
 
@@ -20,6 +27,8 @@ export function buildProgram(): Command {
     .showSuggestionAfterError(true)
     .addHelpText('after', `\nModel families: ${describeFamilies()}.`);
   for (const cmd of [predictCommand(), exportCommand(), dataCommand(), profileCommand(), quantizeCommand(), valCommand(), trainCommand()]) program.addCommand(cmd);
+  // The environment and model-description commands (the original's special commands).
+  for (const cmd of [versionCommand(), checksCommand(), modelsCommand(), formatsCommand(), cfgCommand(), infoCommand(), metadataCommand()]) program.addCommand(cmd);
   return program;
 }
 

@@ -3,6 +3,7 @@
  * `output` [B,4+nc,A], opset 13 by default, string metadata) from the IR inference graph.
  * `dynamic` frees batch, height and width (anchors are then computed in-graph).
  */
+import { EXPORT_FORMATS, findExportFormat } from './formats.ts';
 import { writeUnique } from '../util/fs.ts';
 import { basename, dirname, extname, join, resolve } from 'node:path';
 import { ASSETS_DIR } from '../assets.ts';
@@ -84,9 +85,8 @@ export function defaultExportPath(model: Pick<ExportSource, 'weightsPath' | 'fam
 }
 
 export async function exportOnnx(model: ExportSource, options: ExportOptions, warn: Warn = defaultWarn): Promise<string> {
-  const format = String(options.format ?? 'onnx').toLowerCase();
-  if (format !== 'onnx') {
-    throw new LibreYOLOError('export_format_unknown', `Unknown or unsupported export format '${options.format}'. This package exports 'onnx'.`);
+  if (findExportFormat(String(options.format ?? 'onnx'))?.name !== 'onnx') {
+    throw new LibreYOLOError('export_format_unknown', `Unknown or unsupported export format '${options.format}'. This package exports ${EXPORT_FORMATS.map((f) => `'${f.name}'`).join(', ')}.`);
   }
   if (!model.network) {
     throw new LibreYOLOError('format_precision_unsupported', 'This model was loaded from an exported ONNX file; export from the original .pt or .safetensors weights instead.');

@@ -18,6 +18,7 @@ interface ValFlags {
   iou: number;
   maxDet: number;
   device: string;
+  workers?: string;
   json: boolean;
 }
 
@@ -33,10 +34,14 @@ export function valCommand(): Command {
     .option('--iou <number>', 'NMS IoU threshold', parseNumber('iou'), 0.6)
     .option('--max-det <n>', 'detections kept per image', parseInteger('max_det'), 300)
     .option('--device <device>', 'cpu, 0 / cuda:0, or webgpu', 'cpu')
+    .option('--workers <n>', 'not supported: val decodes its images in the command\'s own process (refused)')
     .option('--json', 'print one JSON object', false)
     .action(async (flags: ValFlags) => {
       // Said as train says it: key=value users never typed --data.
       if (!flags.data) throw new LibreYOLOError('config_required_key', 'val: data is required (a dataset YAML path or a built-in name such as coco8).');
+      if (flags.workers !== undefined) {
+        throw new LibreYOLOError('config_unsupported', `val: workers=${flags.workers} is not supported: validation decodes its images in the command's own process, with no worker pool to size. Leave workers out.`);
+      }
       checkSplitName(flags.split);
       checkRange('conf', flags.conf, 0, 1);
       checkRange('iou', flags.iou, 0, 1);
