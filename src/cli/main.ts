@@ -6,6 +6,7 @@ import { VERSION } from '../version.ts';
 import { cfgCommand } from './commands/cfg.ts';
 import { checksCommand } from './commands/checks.ts';
 import { dataCommand } from './commands/data.ts';
+import { doctorCommand } from './commands/doctor.ts';
 import { exportCommand } from './commands/export.ts';
 import { formatsCommand } from './commands/formats.ts';
 import { infoCommand } from './commands/info.ts';
@@ -26,7 +27,7 @@ export function buildProgram(): Command {
     .version(VERSION, '--version')
     .showSuggestionAfterError(true)
     .addHelpText('after', `\nModel families: ${describeFamilies()}.`);
-  for (const cmd of [predictCommand(), exportCommand(), dataCommand(), profileCommand(), quantizeCommand(), valCommand(), trainCommand()]) program.addCommand(cmd);
+  for (const cmd of [predictCommand(), exportCommand(), dataCommand(), profileCommand(), quantizeCommand(), valCommand(), trainCommand(), doctorCommand()]) program.addCommand(cmd);
   // The environment and model-description commands (the original's special commands).
   for (const cmd of [versionCommand(), checksCommand(), modelsCommand(), formatsCommand(), cfgCommand(), infoCommand(), metadataCommand()]) program.addCommand(cmd);
   return program;

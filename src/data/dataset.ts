@@ -14,6 +14,7 @@ import { LibreYOLOError } from '../errors.ts';
 import { listImages } from './sources.ts';
 import { ZipArchive } from '../util/zip.ts';
 import { appendAll } from '../util/array.ts';
+import { mapLimit } from '../util/pool.ts';
 import { COCO_NAMES } from './coco.ts';
 import { labelPathFor, readLabels, type ImageLabels } from './labels.ts';
 
@@ -145,9 +146,17 @@ function parseNames(raw: Record<string, unknown>, where: string): Record<number,
   return out;
 }
 
-/** Parses the YAML text and resolves the root and split paths (nothing is downloaded here). */
-export async function loadDatasetConfig(data: string, options: DatasetOptions = {}): Promise<DatasetConfig> {
-  const env = options.env ?? process.env;
+/** A dataset YAML found and parsed to a mapping, nothing interpreted yet. */
+export interface DatasetYaml {
+  file: string | null;
+  name: string;
+  /** The YAML's file, or `bundled dataset '<name>'`, for messages. */
+  where: string;
+  raw: Record<string, unknown>;
+}
+
+/** Finds the YAML for `data` (see resolveDatasetYaml) and parses it; not a mapping is data_invalid. */
+export async function readDatasetYaml(data: string, options: DatasetOptions = {}): Promise<DatasetYaml> {
   const found = await resolveDatasetYaml(data, options);
   const where = found.file ?? `bundled dataset '${found.name}'`;
   let raw: unknown;
@@ -157,22 +166,21 @@ export async function loadDatasetConfig(data: string, options: DatasetOptions = 
     throw new LibreYOLOError('data_invalid', `${where}: not valid YAML (${(err as Error).message.split('\n')[0]})`, { cause: err });
   }
   if (!raw || typeof raw !== 'object' || Array.isArray(raw)) throw new LibreYOLOError('data_invalid', `${where}: expected a YAML mapping with train/val/names keys`);
-  const cfg = raw as Record<string, unknown>;
-  if (found.file === null && cfg.names === undefined) cfg.names = [...COCO_NAMES];
-  const names = parseNames(cfg, where);
-  const nc = Object.keys(names).length;
-  if (cfg.nc !== undefined && cfg.nc !== null && Number(cfg.nc) !== nc) {
-    throw new LibreYOLOError('data_invalid', `${where}: nc=${String(cfg.nc)} does not match the ${nc} entries of names`);
-  }
-  if (nc === 0) throw new LibreYOLOError('data_invalid', `${where}: names is empty`);
-  if (cfg.train === undefined && cfg.val === undefined) throw new LibreYOLOError('data_invalid', `${where}: needs a 'train' or 'val' entry`);
+  return { file: found.file, name: found.name, where, raw: raw as Record<string, unknown> };
+}
 
-  // Root: absolute as is; relative under the datasets dir first, then beside the YAML; none -> the YAML's folder.
-  const yamlDir = found.file ? dirname(found.file) : null;
+/**
+ * Where a dataset's files are: the root (`path` absolute as is; relative under the datasets dir
+ * first, then beside the YAML; none -> the YAML's folder), each split's entries as absolute paths
+ * (a split whose value is not a path or a list of paths is data_invalid) and the download URL.
+ */
+export async function resolveDatasetLayout(yaml: DatasetYaml, env: NodeJS.ProcessEnv = process.env): Promise<Pick<DatasetConfig, 'root' | 'splits' | 'download'>> {
+  const { raw: cfg, where } = yaml;
+  const yamlDir = yaml.file ? dirname(yaml.file) : null;
   let root: string;
   const p = cfg.path;
   if (p === undefined || p === null || p === '') {
-    root = yamlDir ?? join(datasetsDir(env), found.name);
+    root = yamlDir ?? join(datasetsDir(env), yaml.name);
   } else if (isAbsolute(String(p))) {
     root = String(p);
   } else {
@@ -183,7 +191,6 @@ export async function loadDatasetConfig(data: string, options: DatasetOptions = 
     else if (besideYaml && await isDir(besideYaml)) root = besideYaml;
     else root = hasDownload || !besideYaml ? underDatasets : besideYaml;
   }
-
   const splits: Partial<Record<SplitName, string[]>> = {};
   for (const s of ['train', 'val', 'test'] as const) {
     const v = cfg[s];
@@ -193,6 +200,23 @@ export async function loadDatasetConfig(data: string, options: DatasetOptions = 
     splits[s] = (list as string[]).map((e) => resolve(root, e));
   }
   const download = typeof cfg.download === 'string' && /^https?:\/\//i.test(cfg.download.trim()) ? cfg.download.trim() : null;
+  return { root, splits, download };
+}
+
+/** Parses the YAML text and resolves the root and split paths (nothing is downloaded here). */
+export async function loadDatasetConfig(data: string, options: DatasetOptions = {}): Promise<DatasetConfig> {
+  const env = options.env ?? process.env;
+  const found = await readDatasetYaml(data, options);
+  const { where, raw: cfg } = found;
+  if (found.file === null && cfg.names === undefined) cfg.names = [...COCO_NAMES];
+  const names = parseNames(cfg, where);
+  const nc = Object.keys(names).length;
+  if (cfg.nc !== undefined && cfg.nc !== null && Number(cfg.nc) !== nc) {
+    throw new LibreYOLOError('data_invalid', `${where}: nc=${String(cfg.nc)} does not match the ${nc} entries of names`);
+  }
+  if (nc === 0) throw new LibreYOLOError('data_invalid', `${where}: names is empty`);
+  if (cfg.train === undefined && cfg.val === undefined) throw new LibreYOLOError('data_invalid', `${where}: needs a 'train' or 'val' entry`);
+  const { root, splits, download } = await resolveDatasetLayout(found, env);
   return { yamlFile: found.file, name: found.name, builtin: found.file === null, root, splits, names, nc, download, raw: cfg };
 }
 
@@ -373,15 +397,20 @@ async function notRegularFiles(files: readonly string[]): Promise<string[]> {
   return files.filter((f) => missing.has(f));
 }
 
+/** The images a `.txt` split list names, in order: one path a line relative to the list's folder; blank and `#` lines skipped. */
+export async function readImageList(list: string): Promise<string[]> {
+  const base = dirname(list);
+  const lines = (await readFile(list, 'utf8')).split(/\r?\n/).map((l) => l.trim()).filter((l) => l !== '' && !l.startsWith('#'));
+  return lines.map((l) => (isAbsolute(l) ? l : resolve(base, l)));
+}
+
 /** Image paths of one split entry: a folder (recursive) or a `.txt` list relative to the list's folder. */
 async function entryImages(entry: string, where: string): Promise<{ images: string[]; dir: string | null }> {
   const st = await statOrNull(entry);
   if (!st) throw new LibreYOLOError('data_images_missing', `${where}: ${entry} does not exist`);
   if (st.isDirectory()) return { images: await listDatasetImages(entry), dir: entry };
   if (extname(entry).toLowerCase() === '.txt') {
-    const base = dirname(entry);
-    const lines = (await readFile(entry, 'utf8')).split(/\r?\n/).map((l) => l.trim()).filter((l) => l !== '' && !l.startsWith('#'));
-    const images = lines.map((l) => (isAbsolute(l) ? l : resolve(base, l)));
+    const images = await readImageList(entry);
     const missing = await notRegularFiles(images);
     if (missing.length) {
       throw new LibreYOLOError('data_images_missing',
@@ -402,16 +431,6 @@ export interface DatasetSplit {
   labels: ImageLabels[];
   /** Total number of objects. */
   instances: number;
-}
-
-async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T, i: number) => Promise<R>): Promise<R[]> {
-  const out: R[] = new Array(items.length);
-  let next = 0;
-  const run = async (): Promise<void> => {
-    while (next < items.length) { const i = next++; out[i] = await fn(items[i]!, i); }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, run));
-  return out;
 }
 
 async function listTxt(dir: string): Promise<string[]> {

@@ -38,47 +38,107 @@ function invalid(file: string, line: number, what: string): LibreYOLOError {
   });
 }
 
+/** Why a label row cannot be read at all (before any range check), in the dataset checker's words. */
+export type LabelLineIssue =
+  | { kind: 'fields'; fields: number; reason: string }
+  | { kind: 'class'; token: string; reason: string }
+  | { kind: 'number'; token: string; reason: string }
+  | { kind: 'non_finite'; token: string; reason: string }
+  | { kind: 'shape'; fields: number; reason: string };
+
+/** One non-blank row of a label file as training reads it: the box, or why there is none. */
+export type LabelLine =
+  | { ok: true; fields: number; polygon: boolean; cls: number; cx: number; cy: number; w: number; h: number; points: Float64Array | null }
+  | { ok: false; fields: number; issue: LabelLineIssue };
+
+const NON_FINITE = /^[+-]?(nan|inf|infinity)$/i;
+
+/**
+ * Reads one label row: `class cx cy w h`, or a polygon `class x1 y1 x2 y2 x3 y3 ...` (an odd field
+ * count of 7 or more) whose extent is the box. The class must be an integer (its range is checked by
+ * the caller, who knows nc); coordinates must be finite numbers. Training (parseLabels) and the
+ * dataset checker (`libreyolo doctor`) both read rows here, so they agree on what a row is.
+ */
+export function parseLabelLine(line: string): LabelLine {
+  const toks = line.trim().split(/\s+/);
+  const fields = toks.length;
+  const fail = (issue: LabelLineIssue): LabelLine => ({ ok: false, fields, issue });
+  if (fields < 5) return fail({ kind: 'fields', fields, reason: `expected 5 fields, got ${fields}` });
+  const nums = new Float64Array(fields);
+  for (let k = 0; k < fields; k++) {
+    const t = toks[k]!;
+    if (NON_FINITE.test(t)) {
+      return fail(k === 0 ? { kind: 'class', token: t, reason: 'non-numeric value' } : { kind: 'non_finite', token: t, reason: 'non-finite value (nan/inf)' });
+    }
+    const v = Number(t);
+    if (!Number.isFinite(v)) return fail({ kind: 'number', token: t, reason: 'non-numeric value' });
+    nums[k] = v;
+  }
+  if (!Number.isInteger(nums[0]!)) return fail({ kind: 'class', token: toks[0]!, reason: 'non-numeric value' });
+  if (fields === 5) {
+    return { ok: true, fields, polygon: false, cls: nums[0]!, cx: nums[1]!, cy: nums[2]!, w: nums[3]!, h: nums[4]!, points: null };
+  }
+  if (fields < 7 || fields % 2 === 0) {
+    return fail({ kind: 'shape', fields, reason: `expected 5 fields or a polygon (an odd count of 7 or more), got ${fields}` });
+  }
+  let x1 = Infinity, y1 = Infinity, x2 = -Infinity, y2 = -Infinity;
+  for (let k = 1; k < fields; k += 2) {
+    const x = nums[k]!, y = nums[k + 1]!;
+    x1 = Math.min(x1, x); y1 = Math.min(y1, y); x2 = Math.max(x2, x); y2 = Math.max(y2, y);
+  }
+  return { ok: true, fields, polygon: true, cls: nums[0]!, cx: (x1 + x2) / 2, cy: (y1 + y2) / 2, w: x2 - x1, h: y2 - y1, points: nums.subarray(1) };
+}
+
+/** The non-blank rows of a label file's text with their 1-based line numbers. */
+export function* labelFileLines(text: string): Generator<{ lineNo: number; line: string }> {
+  const lines = text.split(/\r?\n/);
+  for (let li = 0; li < lines.length; li++) {
+    const line = lines[li]!.trim();
+    if (line !== '') yield { lineNo: li + 1, line };
+  }
+}
+
+/** Training's message for a row parseLabelLine cannot read. */
+function unreadableRow(issue: LabelLineIssue, line: string): string {
+  switch (issue.kind) {
+    case 'fields':
+    case 'shape':
+      return `expected 5 values "class cx cy w h" (or a polygon "class x1 y1 x2 y2 x3 y3 ..."), got ${issue.fields}`;
+    case 'class':
+      return `class id must be a non-negative integer, got '${issue.token}'`;
+    case 'number':
+    case 'non_finite':
+      return `'${issue.token}' is not a number (row: "${line}")`;
+  }
+}
+
 /**
  * Parses the text of a label file. `nc` bounds class ids (pass Infinity to skip the check).
  * Blank lines are ignored; everything else must be a well-formed row.
  */
 export function parseLabels(text: string, file: string, nc: number): ImageLabels {
-  const lines = text.split(/\r?\n/);
   const out: number[] = [];
-  for (let li = 0; li < lines.length; li++) {
-    const line = lines[li]!.trim();
-    if (line === '') continue;
-    const toks = line.split(/\s+/);
-    const lineNo = li + 1;
-    const nums = toks.map(Number);
-    const bad = toks.findIndex((t, k) => !Number.isFinite(nums[k]!) || t === '');
-    if (bad >= 0) throw invalid(file, lineNo, `'${toks[bad]}' is not a number (row: "${line}")`);
-    const cls = nums[0]!;
-    if (!Number.isInteger(cls) || cls < 0) throw invalid(file, lineNo, `class id must be a non-negative integer, got '${toks[0]}'`);
+  for (const { lineNo, line } of labelFileLines(text)) {
+    const row = parseLabelLine(line);
+    if (!row.ok) throw invalid(file, lineNo, unreadableRow(row.issue, line));
+    const { cls, cx, cy, w, h } = row;
+    if (cls < 0) throw invalid(file, lineNo, `class id must be a non-negative integer, got '${line.split(/\s+/)[0]}'`);
     if (cls >= nc) throw invalid(file, lineNo, `class id ${cls} is out of range: the dataset has nc=${nc} (ids 0..${nc - 1})`);
-    let cx: number, cy: number, w: number, h: number;
-    if (toks.length === 5) {
-      [cx, cy, w, h] = [nums[1]!, nums[2]!, nums[3]!, nums[4]!];
+    const lo = -COORD_TOLERANCE, hi = 1 + COORD_TOLERANCE;
+    if (row.points) {
+      for (let k = 0; k < row.points.length; k += 2) {
+        const x = row.points[k]!, y = row.points[k + 1]!;
+        if (x < lo || y < lo || x > hi || y > hi) {
+          throw invalid(file, lineNo, `polygon point (${x}, ${y}) is outside 0..1 (YOLO labels are normalised)`);
+        }
+      }
+    } else {
       if (w < 0 || h < 0) throw invalid(file, lineNo, `negative width or height (${w}, ${h})`);
-      const lo = -COORD_TOLERANCE, hi = 1 + COORD_TOLERANCE;
       if (cx - w / 2 < lo || cy - h / 2 < lo || cx + w / 2 > hi || cy + h / 2 > hi) {
-        const pixels = [cx, cy, w, h].some((v) => v > 1 + COORD_TOLERANCE);
+        const pixels = [cx, cy, w, h].some((v) => v > hi);
         throw invalid(file, lineNo, `box (cx=${cx}, cy=${cy}, w=${w}, h=${h}) extends outside the image` +
           (pixels ? '; coordinates look like pixels, but YOLO labels are normalised to 0..1' : ''));
       }
-    } else if (toks.length >= 7 && toks.length % 2 === 1) {
-      // polygon: class x1 y1 x2 y2 ... -> its extent
-      let x1 = Infinity, y1 = Infinity, x2 = -Infinity, y2 = -Infinity;
-      for (let k = 1; k < toks.length; k += 2) {
-        const x = nums[k]!, y = nums[k + 1]!;
-        if (x < -COORD_TOLERANCE || y < -COORD_TOLERANCE || x > 1 + COORD_TOLERANCE || y > 1 + COORD_TOLERANCE) {
-          throw invalid(file, lineNo, `polygon point (${x}, ${y}) is outside 0..1 (YOLO labels are normalised)`);
-        }
-        x1 = Math.min(x1, x); y1 = Math.min(y1, y); x2 = Math.max(x2, x); y2 = Math.max(y2, y);
-      }
-      [cx, cy, w, h] = [(x1 + x2) / 2, (y1 + y2) / 2, x2 - x1, y2 - y1];
-    } else {
-      throw invalid(file, lineNo, `expected 5 values "class cx cy w h" (or a polygon "class x1 y1 x2 y2 x3 y3 ..."), got ${toks.length}`);
     }
     out.push(cls, cx, cy, w, h);
   }
