@@ -64,3 +64,43 @@ export async function workedExample(parent: string, extraYaml = ''): Promise<str
   await put(root, 'labels/val/leak.txt', box(1, 0.5, 0.5, 0.2, 0.2));
   return root;
 }
+
+/**
+ * Smooth noise (12 x 12 random cells upscaled to `size`): the same seed saved as PNG and as JPEG gives
+ * difference hashes a bit or two apart, different seeds about 32 bits apart.
+ */
+export async function smoothNoise(seed: number, format: 'jpeg' | 'png' = 'png', size = 96): Promise<Buffer> {
+  const rand = mulberry32(seed);
+  const cells = Buffer.alloc(12 * 12 * 3);
+  for (let i = 0; i < cells.length; i++) cells[i] = Math.floor(rand() * 256);
+  const raw = await sharp(cells, { raw: { width: 12, height: 12, channels: 3 } }).resize(size, size, { kernel: 'cubic' }).raw().toBuffer();
+  const img = sharp(raw, { raw: { width: size, height: size, channels: 3 } });
+  return format === 'png' ? img.png().toBuffer() : img.jpeg({ quality: 90 }).toBuffer();
+}
+
+/** Four boxes of each class in `classes`, spread over the image. */
+export function balancedBoxes(classes: readonly number[], perClass = 4): string {
+  let s = '';
+  let k = 0;
+  const n = classes.length * perClass;
+  const side = Math.ceil(Math.sqrt(n));
+  for (const c of classes) for (let i = 0; i < perClass; i++, k++) s += box(c, ((k % side) + 0.5) / side, (Math.floor(k / side) + 0.5) / side, 0.5 / side, 0.5 / side);
+  return s;
+}
+
+/**
+ * A dataset no check fires on: train t0..t2 and val v0..v1 (distinct smooth-noise PNGs), classes a
+ * and b with 4 boxes each per image. Returns the dataset folder (holding data.yaml).
+ */
+export async function cleanDataset(root: string): Promise<string> {
+  await put(root, 'data.yaml', 'train: images/train\nval: images/val\nnames: [a, b]\n');
+  for (let i = 0; i < 3; i++) {
+    await put(root, `images/train/t${i}.png`, await smoothNoise(100 + i));
+    await put(root, `labels/train/t${i}.txt`, balancedBoxes([0, 1]));
+  }
+  for (let i = 0; i < 2; i++) {
+    await put(root, `images/val/v${i}.png`, await smoothNoise(200 + i));
+    await put(root, `labels/val/v${i}.txt`, balancedBoxes([0, 1]));
+  }
+  return root;
+}
