@@ -6,8 +6,8 @@ import assert from 'node:assert/strict';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { runCli } from './helpers/cli.ts';
-import { box, gridBoxes, noiseImage, put, tempDir, workedExample } from './helpers/doctor-datasets.ts';
+import { runCli } from '../helpers/cli.ts';
+import { box, gridBoxes, noiseImage, put, tempDir, workedExample } from '../helpers/doctor-datasets.ts';
 
 const EXPECTED = `LibreDoctor report for <root>/data.yaml
   train: 8 images, 155 instances, 2 background

@@ -7,12 +7,12 @@ import { copyFile, rm, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import sharp from 'sharp';
-import { CHECKS, selectChecks } from '../src/doctor/checks/index.ts';
-import { diagnose } from '../src/doctor/diagnose.ts';
-import type { Finding } from '../src/doctor/findings.ts';
-import { parseLabels } from '../src/data/labels.ts';
-import { LibreYOLOError } from '../src/errors.ts';
-import { balancedBoxes, box, cleanDataset, gridBoxes, put, smoothNoise, tempDir } from './helpers/doctor-datasets.ts';
+import { CHECKS, selectChecks } from '../../src/doctor/checks/index.ts';
+import { diagnose } from '../../src/doctor/diagnose.ts';
+import type { Finding } from '../../src/doctor/findings.ts';
+import { parseLabels } from '../../src/data/labels.ts';
+import { LibreYOLOError } from '../../src/errors.ts';
+import { balancedBoxes, box, cleanDataset, gridBoxes, put, smoothNoise, tempDir } from '../helpers/doctor-datasets.ts';
 
 type Mutate = (root: string) => Promise<void>;
 interface Case {
