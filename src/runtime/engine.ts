@@ -12,7 +12,8 @@ import { f32ToF16Array, f16ToF32Array } from '../graph/tensor.ts';
 import { deviceUnavailable, executionProviders, type Device } from './device.ts';
 import type { SessionConfig } from './protocol.ts';
 import { cpuCount, onProcessExit } from '../util/platform.ts';
-import { WorkerHost, WorkerSession } from './worker-host.ts';
+import { WorkerHost } from './worker-host.ts';
+import { WorkerSession } from './worker-session.ts';
 
 export interface EngineOptions {
   device: Device;

@@ -1,36 +1,10 @@
 /** Engines over the two kinds of model: an IR network (graph built per input shape) and an ONNX file. */
-import { GraphBuilder } from '../graph/builder.ts';
-import type { Graph } from '../graph/ir.ts';
 import { deserializeModel, serializeModel, summarizeModel } from '../graph/onnx.ts';
-import { foldBatchNorm } from '../graph/passes/fold-batchnorm.ts';
-import { fuseParallelConvs } from '../graph/passes/fuse-parallel-convs.ts';
-import { foldReluAffine } from '../graph/passes/fold-relu-affine.ts';
 import type { DetectionNetwork } from '../models/registry.ts';
+import { buildInferenceGraph, SESSION_OPSET } from './inference-graph.ts';
 import type { HostTensor } from '../graph/tensor.ts';
+export { buildExportGraph, buildInferenceGraph } from './inference-graph.ts';
 import { SessionEngine, type EngineOptions, type ForwardResult, type ModelSpec } from './engine.ts';
-
-/** Opset of the graphs built for sessions (exports choose their own). */
-const SESSION_OPSET = 17;
-
-type GraphShape = { batch: number | null; height: number | null; width: number | null; rawOutputs?: boolean; optimize?: boolean };
-
-/** The optimised inference graph of a network for one static input shape. */
-export function buildInferenceGraph(network: DetectionNetwork, opts: GraphShape, emit: 'predict' | 'export' = 'predict'): Graph {
-  const b = new GraphBuilder('libreyolo');
-  if (emit === 'export' && network.emitExport) network.emitExport(b, opts);
-  else network.emitInference(b, opts);
-  if (opts.optimize !== false) {
-    foldBatchNorm(b.graph);
-    foldReluAffine(b.graph);
-    fuseParallelConvs(b.graph);
-  }
-  return b.graph;
-}
-
-/** The exported graph: the family's export layout where it has one, else the predict graph. */
-export function buildExportGraph(network: DetectionNetwork, opts: GraphShape): Graph {
-  return buildInferenceGraph(network, opts, 'export');
-}
 
 export class GraphEngine extends SessionEngine {
   constructor(private readonly network: DetectionNetwork, options: EngineOptions) {
