@@ -80,11 +80,12 @@ async function loadCheckpointModel(path: string, options: LoadOptions): Promise<
   if (meta.model_family && meta.model_family !== family.name) {
     throw new LibreYOLOError('model_family_mismatch', `${path} says model_family '${meta.model_family}', but its weights are a ${family.name} network.`);
   }
-  if (options.task !== undefined && meta.task !== undefined && canonicalTask(options.task) !== canonicalTask(meta.task)) {
-    throw new LibreYOLOError('model_load_failed',
-      `Failed to load model weights from ${path}: Checkpoint was trained for task='${meta.task}' but this model was initialized for task='${canonicalTask(options.task)}'. Pass the matching task or use the correct checkpoint.`);
-  }
+  // A task the family does not run is refused first; a supported one must match the file's own.
   const task = resolveTask(family, { explicit: options.task, declared: meta.task, path, keys: [...ckpt.stateDict.keys()] });
+  if (meta.task !== undefined && canonicalTask(meta.task) !== task) {
+    throw new LibreYOLOError('model_load_failed',
+      `Failed to load model weights from ${path}: Checkpoint was trained for task='${meta.task}' but this model was initialized for task='${task}'. Pass the matching task or use the correct checkpoint.`);
+  }
   const named = parseWeightName(path);
   const size = meta.size ?? family.detectSize(ckpt.stateDict) ?? options.size ?? (named?.family === family.name ? named.size : undefined);
   if (!size || !family.sizes.includes(size)) {

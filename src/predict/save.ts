@@ -14,6 +14,7 @@ import { isHttpUrl } from '../data/image.ts';
 import { pathStem, urlStem } from '../data/sources.ts';
 import { isErrno, writeUnique } from '../util/fs.ts';
 import type { Results } from './results.ts';
+import { drawMasks } from './draw-masks.ts';
 
 /** Distinct, saturated colours cycled by class id. */
 const PALETTE = [
@@ -116,7 +117,9 @@ export async function encodeImage(image: RgbImage, format: ImageFormat = 'jpeg',
 
 /** The image with its detections drawn, encoded (JPEG by default). */
 export async function drawDetections(image: RgbImage, result: Results, format: ImageFormat = 'jpeg'): Promise<Buffer> {
-  return encodeImage(image, format, result.boxes.length > 0 ? detectionsSvg(image.width, image.height, result) : undefined);
+  // Masks go under the boxes and labels.
+  const base = result.masks ? drawMasks(image, result.masks, result.boxes.clsData) : image;
+  return encodeImage(base, format, result.boxes.length > 0 ? detectionsSvg(image.width, image.height, result) : undefined);
 }
 
 /**

@@ -17,6 +17,7 @@ export const DEFAULT_PREDICT_MODEL = DEFAULT_MODEL;
 
 interface PredictFlags {
   model: string;
+  task?: string;
   source?: string;
   conf: number;
   iou: number;
@@ -61,6 +62,7 @@ function jsonResult(r: Results): Record<string, unknown> {
       class: d.name, class_id: d.class,
       confidence: Math.round(d.confidence * 1e4) / 1e4,
       bbox_xyxy: [d.box.x1, d.box.y1, d.box.x2, d.box.y2].map((v) => Math.round(v * 10) / 10),
+      ...(d.segments ? { segments: d.segments } : {}),
     })),
     speed_ms: r.speed,
   };
@@ -68,9 +70,10 @@ function jsonResult(r: Results): Record<string, unknown> {
 
 export function predictCommand(): Command {
   return new Command('predict')
-    .description('Detect objects in an image, a folder, a URL or a list (key=value or --flag style).')
+    .description('Detect objects in an image, a folder, a URL or a list (key=value or --flag style); a segment model (LibreYOLO9t-seg.pt) also gives each object\'s mask.')
     .argument('[source]', 'image file, folder or URL (default: the bundled sample image)')
     .option('--model <weights>', 'weights: a path, an exported .onnx, or a published name such as LibreYOLO9t.pt (the bundled shapes model by default)', DEFAULT_PREDICT_MODEL)
+    .option('--task <task>', 'detect or segment (default: what the weights say; a -seg file or a mask head is segment)')
     .option('--source <source>', 'image file, folder or URL (same as the positional argument)')
     .option('--conf <number>', 'confidence threshold', parseNumber('conf'), 0.25)
     .option('--iou <number>', 'NMS IoU threshold', parseNumber('iou'), 0.45)
@@ -108,7 +111,7 @@ export function predictCommand(): Command {
       checkRange('threads', flags.threads, 1);
       // Resolve the source first: a mistyped path fails fast (exit 3) without loading any weights.
       const total = (await resolveSources(source)).items.length;
-      const model = await LibreYOLO(flags.model, { device: flags.device, ...(flags.threads !== undefined ? { threads: flags.threads } : {}) });
+      const model = await LibreYOLO(flags.model, { device: flags.device, ...(flags.threads !== undefined ? { threads: flags.threads } : {}), ...(flags.task !== undefined ? { task: flags.task } : {}) });
       if (flags.half && model.format !== 'onnx') process.stderr.write(`${HALF_CHECKPOINT_NOTICE}\n`);
       try {
         const options: PredictOptions & { stream: true } = {
