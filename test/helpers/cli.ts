@@ -1,5 +1,5 @@
 /** Runs the real `libreyolo` command (src/cli/bin.ts through tsx) as a child process. */
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { REPO_ROOT } from './fixtures.ts';
@@ -54,6 +54,41 @@ export function runCli(args: string[], cwd: string, env: Record<string, string |
       if (!peaks.length) return resolve({ code, stdout, stderr, ms });
       resolve({ code, stdout, stderr: stderr.replace(RSS_LINE, ''), ms, peakRssMb: peaks.at(-1)!, childPeakRssMb: peaks.slice(0, -1) });
     });
+  });
+}
+
+/** A long-running `libreyolo ...args` (a server): its first stdout line, and a stop that sends SIGINT and waits for the exit. */
+export interface LiveCli {
+  child: ChildProcess;
+  firstLine: string;
+  stderr(): string;
+  /** SIGINT, then the exit code once it has exited. */
+  stop(): Promise<number | null>;
+}
+
+export function startCli(args: string[], cwd: string, env: Record<string, string | undefined> = {}, timeoutMs = 60_000): Promise<LiveCli> {
+  const childEnv: NodeJS.ProcessEnv = { ...process.env, HF_HUB_OFFLINE: '1', ...env };
+  delete childEnv.NODE_TEST_CONTEXT;
+  delete childEnv.LIBREYOLO_DEBUG;
+  for (const [k, v] of Object.entries(childEnv)) if (v === undefined) delete childEnv[k];
+  const child = spawn(process.execPath, ['--import', TSX, BIN, ...args], { cwd, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  child.stderr!.setEncoding('utf8').on('data', (s: string) => (stderr += s));
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => { child.kill('SIGKILL'); reject(new Error(`no output from libreyolo ${args.join(' ')} in ${timeoutMs} ms: ${stderr}`)); }, timeoutMs);
+    child.stdout!.setEncoding('utf8').on('data', (s: string) => {
+      stdout += s;
+      const nl = stdout.indexOf('\n');
+      if (nl < 0) return;
+      clearTimeout(timer);
+      resolve({
+        child, firstLine: stdout.slice(0, nl), stderr: () => stderr,
+        stop: async () => { if (child.exitCode === null) child.kill('SIGINT'); return exited; },
+      });
+    });
+    void exited.then((code) => { clearTimeout(timer); reject(new Error(`libreyolo ${args.join(' ')} exited ${code} before printing: ${stderr}`)); });
   });
 }
 

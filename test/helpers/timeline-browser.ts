@@ -1,5 +1,5 @@
 /**
- * `timeline.html` in a real browser: Debian's chromium driven by puppeteer-core (which downloads
+ * Our HTML pages in a real browser (`timeline.html`, the `libreyolo ui` page): Debian's chromium driven by puppeteer-core (which downloads
  * nothing), started here with a fresh profile folder. The page is opened over file:// and must load
  * with no console error, no page error and no request other than the file itself; its timeline
  * canvas must hold the profile's phase colours (pixel sample), the panel must show the verdict and
@@ -17,23 +17,32 @@ export const CHROMIUM = '/usr/bin/chromium';
 const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
   '--disable-component-update', '--disable-sync'];
 
-export async function withPage<T>(tmpDir: string, fn: (page: Page, problems: string[]) => Promise<T>): Promise<T> {
+export interface PageOptions {
+  /** Requests the page may make besides file: URLs (the ui page talks to its own server). */
+  allowed?: (url: string) => boolean;
+  /** Viewport, default 1400x800. */
+  viewport?: { width: number; height: number };
+  /** Failure screenshot name prefix, default `timeline`. */
+  shotName?: string;
+}
+
+export async function withPage<T>(tmpDir: string, fn: (page: Page, problems: string[]) => Promise<T>, options: PageOptions = {}): Promise<T> {
   assert.ok(existsSync(CHROMIUM), `${CHROMIUM} is missing: apt-get install -y chromium (.ci/run does it)`);
   const browser: Browser = await puppeteer.launch({
     executablePath: CHROMIUM, headless: true, args: [...FLAGS, `--user-data-dir=${mkdtempSync(join(tmpDir, 'chromium-'))}`],
   });
   try {
     const page = await browser.newPage();
-    await page.setViewport({ width: 1400, height: 800 });
+    await page.setViewport(options.viewport ?? { width: 1400, height: 800 });
     const problems: string[] = [];
     page.on('console', (m) => { if (m.type() === 'error') problems.push(`console error: ${m.text()}`); });
     page.on('pageerror', (e) => problems.push(`page error: ${(e as Error).message}`));
     page.on('requestfailed', (r) => problems.push(`request failed: ${r.url()}`));
-    page.on('request', (r) => { if (!r.url().startsWith('file:')) problems.push(`network request: ${r.url()}`); });
+    page.on('request', (r) => { if (!r.url().startsWith('file:') && !options.allowed?.(r.url())) problems.push(`network request: ${r.url()}`); });
     try {
       return await fn(page, problems);
     } catch (err) {
-      const shot = join(tmpDir, `timeline-failure-${Date.now()}.png`);
+      const shot = join(tmpDir, `${options.shotName ?? 'timeline'}-failure-${Date.now()}.png`);
       await page.screenshot({ path: shot, fullPage: true }).catch(() => undefined);
       (err as Error).message += `\n(screenshot: ${shot})`;
       throw err;
