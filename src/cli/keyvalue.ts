@@ -31,10 +31,12 @@ function flagInfo(cmd: Command): FlagInfo {
 
 /**
  * Rewrites `args` for `cmd`. `origins`, when given, maps each produced `--flag` back to the token the
- * user typed, so usage errors can quote `bogus=1` rather than `--bogus`.
+ * user typed, so usage errors can quote `bogus=1` rather than `--bogus`. With `knownKeysOnly`, only
+ * `key=value` tokens whose key is one of the command's options are rewritten.
  */
-export function rewriteKeyValueArgs(args: string[], cmd: Command, origins?: Map<string, string>): string[] {
+export function rewriteKeyValueArgs(args: string[], cmd: Command, origins?: Map<string, string>, opts: { knownKeysOnly?: boolean } = {}): string[] {
   const info = flagInfo(cmd);
+  const known = (key: string): boolean => info.valued.has(key) || info.boolean.has(key) || info.negatable.has(key);
   const out: string[] = [];
   for (let k = 0; k < args.length; k++) {
     const tok = args[k]!;
@@ -46,6 +48,11 @@ export function rewriteKeyValueArgs(args: string[], cmd: Command, origins?: Map<
       continue;
     }
     const m = KEY_VALUE.exec(tok);
+    // Where positionals may contain '=' (the profile group's paths), only a key the command has is one.
+    if (opts.knownKeysOnly && (!m || !known(m[1]!.replace(/_/g, '-')))) {
+      out.push(tok);
+      continue;
+    }
     if (!m) {
       const bare = resolveAlias(cmd.name(), tok).replace(/_/g, '-');
       // `conf` alone would become a source named 'conf'; unless such a file exists, it is a key without its value.

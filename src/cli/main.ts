@@ -19,6 +19,7 @@ import { valCommand } from './commands/val.ts';
 import { trainCommand } from './commands/train.ts';
 import { uiCommand } from './commands/ui.ts';
 import { versionCommand } from './commands/version.ts';
+import { cliInvocation } from './invocation.ts';
 import { rewriteKeyValueArgs } from './keyvalue.ts';
 import { reportError } from './report.ts';
 
@@ -69,7 +70,7 @@ function usageError(err: CommanderError, command: Command, origins: Map<string, 
   for (let c: Command | null = command; c; c = c.parent) path.unshift(c.name());
   const advice = guess
     ? `Did you mean '${guess}'?`
-    : `Run '${path.join(' ')} --help' for valid ${err.code === 'commander.unknownCommand' ? 'commands' : 'options'}.`;
+    : `Run '${[cliInvocation(), ...path.slice(1)].join(' ')} --help' for valid ${err.code === 'commander.unknownCommand' ? 'commands' : 'options'}.`;
   return new LibreYOLOError(USAGE_CODES[err.code] ?? 'config_type_error', `${message.replace(/\.$/, '')}. ${advice}`, { suggestion: advice });
 }
 
@@ -99,8 +100,10 @@ export async function main(argv: string[]): Promise<number> {
     return 0;
   }
   try {
-    // The profile group takes POSIX flags only (its positionals may contain '=').
-    const rewritten = depth > 0 && args[0] !== 'profile' ? [...args.slice(0, depth), ...rewriteKeyValueArgs(args.slice(depth), command, origins)] : args;
+    // The profile group's positionals may contain '=' (paths): there only its own keys are rewritten.
+    const rewritten = depth > 0
+      ? [...args.slice(0, depth), ...rewriteKeyValueArgs(args.slice(depth), command, origins, { knownKeysOnly: args[0] === 'profile' })]
+      : args;
     json = rewritten.includes('--json');
     await program.parseAsync(rewritten, { from: 'user' });
     return 0;

@@ -3,18 +3,10 @@
  * gets a one-node session on its execution provider, and a device that cannot have one is an error
  * that says to pass `--device cpu`.
  */
-import type * as Ort from 'onnxruntime-node';
-import { GraphBuilder } from '../graph/builder.ts';
-import { serializeModel } from '../graph/onnx.ts';
-import { executionProviders, parseDevice, type Device } from '../runtime/device.ts';
+import { LibreYOLOError } from '../errors.ts';
+import { nativeReason, parseDevice, type Device } from '../runtime/device.ts';
+import { ensureDeviceQuietly } from '../runtime/device-probe.ts';
 import { ProfileError } from './errors.ts';
-
-function probeModel(): Uint8Array {
-  const b = new GraphBuilder('device_probe');
-  const x = b.input('x', 'float32', [1]);
-  b.output('y', b.op('Identity', [x]), 'float32', [1]);
-  return serializeModel(b.graph);
-}
 
 export function deviceOrError(value: string): Device {
   try {
@@ -24,20 +16,17 @@ export function deviceOrError(value: string): Device {
   }
 }
 
-export async function ensureDeviceAvailable(device: Device): Promise<void> {
-  if (device.kind === 'cpu') return;
-  const ort = await import('onnxruntime-node');
-  // The expected failure would otherwise print ORT's native error log before our message.
-  ort.env.logLevel = 'fatal';
+/**
+ * Resolves when `device` can have a session, else fails in one line naming the flags that work on
+ * this machine (`cpuFlags`, such as `--device cpu --weights LibreYOLO9t-shapes`), with predict's
+ * exit code for the same failure.
+ */
+export async function ensureDeviceAvailable(device: Device, cpuFlags = '--device cpu'): Promise<void> {
   try {
-    const session = await ort.InferenceSession.create(probeModel(), {
-      executionProviders: executionProviders(device) as Ort.InferenceSession.ExecutionProviderConfig[],
-      logSeverityLevel: 4,
-    });
-    await session.release();
+    await ensureDeviceQuietly(device);
   } catch (err) {
-    const detail = (err instanceof Error ? err.message : String(err)).split('\n')[0];
-    const missing = device.kind === 'cuda' ? " (onnxruntime-node's CUDA execution provider is not installed on this machine)" : '';
-    throw new ProfileError(`device '${device.id}' is not available${missing}: ${detail}\npass --device cpu to profile on the CPU; the profiler never switches devices on its own.`, 2);
+    if (!(err instanceof LibreYOLOError)) throw err;
+    const why = device.kind === 'cuda' ? "onnxruntime-node's CUDA execution provider is not installed on this machine" : nativeReason(err.cause);
+    throw new ProfileError(`device '${device.id}' is not available (${why}); the profiler never switches devices on its own: pass ${cpuFlags} to profile on the CPU.`, err.exitCode);
   }
 }

@@ -3,18 +3,18 @@
  * profile it into its own folder, and with `--repeat` write the aggregate. Output folders increment
  * (`infer`, `infer2`, ...) and are never overwritten.
  */
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { SAMPLE_IMAGE } from '../assets.ts';
-import { LibreYOLOError } from '../errors.ts';
 import { LibreYOLO } from '../load.ts';
 import { incrementDir } from '../predict/save.ts';
 import { writeFileAtomic } from '../util/fs.ts';
 import { aggregateInferTrials, INFER_REPEAT_FILE } from './aggregate.ts';
 import { deviceOrError, ensureDeviceAvailable } from './device.ts';
-import { ProfileError } from './errors.ts';
+import { asProfileError, ProfileError } from './errors.ts';
 import { profileInference } from './inference.ts';
 import { pyJson } from './pyfmt.ts';
-import { PROFILE_FILE, type ProfileAnalysis } from './schema.ts';
+import { PROFILE_FILE, TIMELINE_FILE, type ProfileAnalysis } from './schema.ts';
 import { resolveInferSource } from './sources.ts';
 import { validateProfile } from './validate.ts';
 
@@ -39,6 +39,8 @@ export interface InferRunOptions {
   threads?: number;
   /** Where warnings go (stderr in the CLI). */
   warn?: (message: string) => void;
+  /** The flags that profile on the CPU, named when the device is not there (default `--device cpu`). */
+  cpuFlags?: string;
 }
 
 export interface InferRunResult {
@@ -46,6 +48,8 @@ export interface InferRunResult {
   profilePath: string;
   profile: ProfileAnalysis;
   dir: string;
+  /** The last trial's timeline.html, null without a trace. */
+  timelinePath: string | null;
 }
 
 const AMP_DTYPES: Record<string, 'float16' | 'bfloat16'> = { fp16: 'float16', float16: 'float16', bf16: 'bfloat16', bfloat16: 'bfloat16' };
@@ -56,14 +60,9 @@ export function normalizeAmpDtype(value: string): 'float16' | 'bfloat16' {
   return v;
 }
 
-/** Errors of an argument that does not resolve (a missing weights file, a bad value) exit 2. */
-const EXIT2 = new Set(['model_not_found', 'checkpoint_not_found', 'download_failed', 'source_not_found', 'device_not_available', 'invalid_imgsz']);
-
-function asProfileError(err: unknown): unknown {
-  if (!(err instanceof LibreYOLOError)) return err;
-  const code = EXIT2.has(err.code) || err.code.startsWith('config_') ? 2 : 1;
-  const more = err.suggestion && !err.message.includes(err.suggestion) ? `\n${err.suggestion}` : '';
-  return new ProfileError(`${err.message}${more}`, code);
+function timelineOf(dir: string): string | null {
+  const path = join(dir, TIMELINE_FILE);
+  return existsSync(path) ? path : null;
 }
 
 export async function runInferProfile(o: InferRunOptions): Promise<InferRunResult> {
@@ -74,7 +73,7 @@ export async function runInferProfile(o: InferRunOptions): Promise<InferRunResul
   }
   const ampDtype = normalizeAmpDtype(o.ampDtype);
   const device = deviceOrError(o.device);
-  await ensureDeviceAvailable(device);
+  await ensureDeviceAvailable(device, o.cpuFlags);
   const notes: string[] = [];
   // The ORT analogue of CUDA autocast is the model's half-precision compute (float32 islands where
   // the device has no half kernel); like the original, only on CUDA.
@@ -116,7 +115,7 @@ export async function runInferProfile(o: InferRunOptions): Promise<InferRunResul
     const profilePath = join(dir, INFER_REPEAT_FILE);
     const profile = aggregateInferTrials(last!, trials);
     await writeFileAtomic(profilePath, pyJson(validateProfile(profile)));
-    return { profilePath, profile, dir };
+    return { profilePath, profile, dir, timelinePath: timelineOf(lastDir) };
   }
-  return { profilePath: join(lastDir, PROFILE_FILE), profile: last!, dir };
+  return { profilePath: join(lastDir, PROFILE_FILE), profile: last!, dir, timelinePath: timelineOf(lastDir) };
 }

@@ -34,7 +34,7 @@ import { writeFileAtomic } from '../util/fs.ts';
 import { aggregateRunTrials, RUN_REPEAT_FILE } from './aggregate.ts';
 import { writeChromeTrace, type StepRecord } from './chrome-trace.ts';
 import { deviceOrError, ensureDeviceAvailable } from './device.ts';
-import { ProfileError } from './errors.ts';
+import { asProfileError, ProfileError } from './errors.ts';
 import { loadProfile } from './load.ts';
 import { findOrtFile } from '../runtime/ort-profile-file.ts';
 import { pyFixed, pyJson, pyRound } from './pyfmt.ts';
@@ -497,15 +497,6 @@ export interface TrainRunResult {
   profile: ProfileAnalysis;
   /** The last trial's trace. */
   tracePath: string;
-}
-
-/** Errors of an argument that does not resolve exit 2 (the group's convention). */
-const EXIT2 = new Set(['model_not_found', 'checkpoint_not_found', 'download_failed', 'data_not_found', 'device_not_available', 'invalid_imgsz']);
-
-function asProfileError(err: unknown): unknown {
-  if (!(err instanceof LibreYOLOError)) return err;
-  const code = EXIT2.has(err.code) || err.code.startsWith('config_') ? 2 : 1;
-  return new ProfileError(err.suggestion && !err.message.includes(err.suggestion) ? `${err.message}\n${err.suggestion}` : err.message, code);
 }
 
 async function loadWeights(o: TrainRunOptions, device: Device): Promise<LibreYOLOModel> {

@@ -9,7 +9,9 @@ import { serializeModel } from '../graph/onnx.ts';
 import { convertPrecision, floatOpsOf, kernelProbeGraph, type HalfType, type PrecisionSummary } from '../graph/passes/precision.ts';
 import type { HostTensor } from '../graph/tensor.ts';
 import { f32ToF16Array, f16ToF32Array } from '../graph/tensor.ts';
+import { LibreYOLOError } from '../errors.ts';
 import { deviceUnavailable, executionProviders, type Device } from './device.ts';
+import { ensureDeviceQuietly } from './device-probe.ts';
 import type { SessionConfig } from './protocol.ts';
 import { cpuCount, onProcessExit } from '../util/platform.ts';
 import { WorkerHost } from './worker-host.ts';
@@ -181,9 +183,13 @@ export abstract class SessionEngine {
     const t0 = performance.now();
     const host = this.host ??= new WorkerHost();
     const config = this.config();
-    const s = Promise.resolve().then(build).then((model) => WorkerSession.create(host, cacheKey, model, config)).catch((err: unknown) => {
+    const device = this.options.device;
+    // WebGPU is asked in a child first: its native layers print on stderr when there is no adapter.
+    const ready = device.kind === 'webgpu' ? ensureDeviceQuietly(device) : Promise.resolve();
+    const s = ready.then(build).then((model) => WorkerSession.create(host, cacheKey, model, config)).catch((err: unknown) => {
       this.sessions.delete(cacheKey);
-      if (this.options.device.kind !== 'cpu') throw deviceUnavailable(this.options.device, err);
+      if (err instanceof LibreYOLOError) throw err;
+      if (device.kind !== 'cpu') throw deviceUnavailable(device, err);
       throw err;
     });
     this.sessions.set(cacheKey, s);
@@ -210,8 +216,10 @@ export abstract class SessionEngine {
     const sessionKey = `dedicated|${this.probeCount++}|${this.options.device.id}|${key}`;
     let session: WorkerSession;
     try {
+      if (this.options.device.kind === 'webgpu') await ensureDeviceQuietly(this.options.device);
       session = await WorkerSession.create(host, sessionKey, await build(), { ...this.config(), ...extra });
     } catch (err) {
+      if (err instanceof LibreYOLOError) throw err;
       if (this.options.device.kind !== 'cpu') throw deviceUnavailable(this.options.device, err);
       throw err;
     }

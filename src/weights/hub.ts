@@ -15,6 +15,7 @@ import { LibreYOLOError } from '../errors.ts';
 import { describeBytes, describeLimit, limit, LIMITS } from '../util/limits.ts';
 import { familyTasks, getFamily, listFamilies, type ModelFamily } from '../models/index.ts';
 import { TASK_SUFFIXES } from '../models/tasks.ts';
+import { editDistance } from '../util/text.ts';
 
 export interface ResolveWeightsOptions {
   /** Download official weights that are missing (default true). */
@@ -145,7 +146,8 @@ export async function resolveWeights(nameOrPath: string, options: ResolveWeights
 }
 
 /** Named in every error about hub weights that could not be fetched: the model that needs no download. */
-const BUNDLED_ALTERNATIVE = `The bundled ${DEFAULT_MODEL} (a small detector trained on synthetic shapes, not COCO) works offline: it is the default model.`;
+const BUNDLED_ALTERNATIVE = `The bundled ${DEFAULT_MODEL} (a small detector trained on synthetic shapes, not COCO) works offline: `
+  + `it is the default of predict, export, quantize, val and train, and profile takes it as --weights ${DEFAULT_MODEL.replace(/\.pt$/, '')}.`;
 
 function unknownName(given: string, file: string): LibreYOLOError {
   const guess = suggestName(file);
@@ -167,18 +169,6 @@ export function suggestName(file: string): string | undefined {
     if (d < bestDist) [best, bestDist] = [known, d];
   }
   return bestDist <= 3 ? best : undefined;
-}
-
-function editDistance(a: string, b: string): number {
-  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const cur = [i];
-    for (let j = 1; j <= b.length; j++) {
-      cur[j] = Math.min(prev[j]! + 1, cur[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
-    }
-    prev = cur;
-  }
-  return prev[b.length]!;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -4,11 +4,12 @@
  * silently accepted.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { runCli } from '../helpers/cli.ts';
+import { probeDevice } from '../helpers/gpu.ts';
 
 const cwd = mkdtempSync(join(tmpdir(), 'libreyolo-newcomer-'));
 after(() => rmSync(cwd, { recursive: true, force: true }));
@@ -46,5 +47,53 @@ describe('newcomer CLI paths', { concurrency: 2 }, () => {
     const quiet = await runCli(['train', 'data=missing.yaml'], cwd);
     assert.equal(quiet.code, 3, quiet.stderr);
     assert.doesNotMatch(quiet.stderr, /has no effect/);
+  });
+});
+
+describe('newcomer: profile and devices on a CPU-only machine', { concurrency: 2 }, () => {
+  it("bare 'profile infer' keeps the seed's defaults and, without CUDA, names the flags that work here in one line (exit 1, as predict)", async () => {
+    const r = await runCli(['profile', 'infer', '--project', join(cwd, 'bare')], cwd);
+    if ((await probeDevice('cuda:0')).available) {
+      // With CUDA the next default to fail offline is the weights download: predict's exit 4.
+      assert.equal(r.code, 4, r.stderr);
+      assert.match(r.stderr, /^Error: Model weights not found: .*LibreYOLO9t\.pt\. HF_HUB_OFFLINE=1 .*profile takes it as --weights LibreYOLO9t-shapes\./);
+      return;
+    }
+    assert.equal(r.code, 1, r.stderr);
+    assert.equal(r.stderr, "Error: device 'cuda:0' is not available (onnxruntime-node's CUDA execution provider is not installed on this machine); the profiler never switches devices on its own: pass --device cpu --weights LibreYOLO9t-shapes to profile on the CPU.\n");
+    const predict = await runCli(['predict', 'device=0'], cwd);
+    assert.equal(predict.code, r.code, 'the same failure, the same exit code');
+  });
+
+  it('offline, a published name says the bundled model works, without calling it the default of profile', async () => {
+    const r = await runCli(['profile', 'infer', '--device', 'cpu', '--project', join(cwd, 'offline')], cwd);
+    assert.equal(r.code, 4, r.stderr);
+    assert.doesNotMatch(r.stderr, /it is the default model/);
+    assert.match(r.stderr, /it is the default of predict, export, quantize, val and train, and profile takes it as --weights LibreYOLO9t-shapes\./);
+  });
+
+  it("'profile infer' takes key=value as predict does, says where timeline.html went and hints with the invocation used (npx)", async () => {
+    const project = join(cwd, 'kv');
+    const r = await runCli(['profile', 'infer', 'device=cpu', 'weights=LibreYOLO9t-shapes', 'imgsz=160', 'warmup=1', 'runs=2', `project=${project}`], cwd, { npm_command: 'exec' });
+    assert.equal(r.code, 0, r.stderr);
+    const timeline = join(project, 'infer', 'timeline.html');
+    assert.match(r.stdout, new RegExp(`^timeline: ${timeline.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} {2}\\(open it in a browser\\)$`, 'm'));
+    assert.ok(existsSync(timeline));
+    assert.match(r.stdout, /^next: {4}npx libreyolo profile summary .*profile\.json$/m);
+    const profile = JSON.parse(readFileSync(join(project, 'infer', 'profile.json'), 'utf8'));
+    assert.equal(profile.config.imgsz, 160, 'imgsz=160 reached the run');
+    const cmp = await runCli(['profile', 'compare', join(project, 'infer', 'profile.json'), join(project, 'infer', 'profile.json')], cwd);
+    assert.match(cmp.stdout, /\[single run, use 'infer --repeat N' for a significance call\]/);
+  });
+
+  it("device=gpu is refused with the accepted names; a WebGPU failure prints our line only, no native noise", async () => {
+    const gpu = await runCli(['predict', 'device=gpu'], cwd);
+    assert.equal(gpu.code, 2, gpu.stderr);
+    assert.equal(gpu.stderr, "Error: device 'gpu' could mean CUDA or WebGPU: pass '0' (or 'cuda:0') for an NVIDIA GPU through CUDA, or 'webgpu' for WebGPU over Vulkan. Accepted devices: 'cpu' (default), '0' / 'cuda' / 'cuda:N' (CUDA), 'webgpu'.\n");
+    const web = await runCli(['predict', 'device=webgpu'], cwd);
+    if ((await probeDevice('webgpu')).available) return void assert.equal(web.code, 0, web.stderr);
+    assert.equal(web.code, 1, web.stderr);
+    assert.match(web.stderr, /^Error: Device 'webgpu' is not available: [^\n/]+\nThe WebGPU provider needs a GPU with a Vulkan driver\. Pass device=cpu to run on the CPU\.\n$/);
+    assert.doesNotMatch(web.stderr, /XDG_RUNTIME_DIR|\.cc:\d|\.cpp:\d|dawn/i);
   });
 });

@@ -55,11 +55,11 @@ describe('profile infer: a normal CPU run', () => {
     assert.equal(r.code, 0, r.stderr);
     assert.equal(r.stderr, '');
     const out = r.stdout.trimEnd().split('\n');
-    assert.equal(out.length, 5);
+    assert.equal(out.length, 6);
     assert.match(out[0]!, /^latency {2}p50 [\d.]+ ms \| p90 [\d.]+ ms \| p99 [\d.]+ ms {2}\| {2}[\d.]+ img\/s$/);
     assert.match(out[1]!, /^stages {3}preprocess [\d.]+ ms \| forward [\d.]+ ms \| postprocess\/NMS [\d.]+ ms$/);
     assert.match(out[2]!, /^>> COMPUTE: forward dominates the step \([\d.]+ ms\) — CPU-bound; ORT kernels fill ~\d+% of the forward call$/);
-    assert.deepEqual(out.slice(3), [`profile: ${pj}`, `next:    libreyolo profile summary ${pj}`]);
+    assert.deepEqual(out.slice(3), [`profile: ${pj}`, `timeline: ${join(base, 'p', 'infer', 'timeline.html')}  (open it in a browser)`, `next:    libreyolo profile summary ${pj}`]);
     assert.deepEqual(await ortTempDirs(), tempBefore, "ORT's own profile files are cleaned up");
 
     const a = read(pj);
@@ -149,7 +149,7 @@ describe('profile infer: a normal CPU run', () => {
       assert.ok(JSON.parse((await cli('profile', 'ops', p, '--top', '2', '--json')).stdout).ops.length === 2);
 
       const cmp = await cli('profile', 'compare', pj, p);
-      assert.match(cmp.stdout, /^img\/s {10}[\d.]+ -> [\d.]+ \(\+0%\) {2}\[single run, use 'run --repeat N' for a significance call\]\n/);
+      assert.match(cmp.stdout, /^img\/s {10}[\d.]+ -> [\d.]+ \(\+0%\) {2}\[single run, use 'infer --repeat N' for a significance call\]\n/);
       assert.match(cmp.stdout, /\nverdict {8}compute -> compute\n$/);
       assert.equal(JSON.parse((await cli('profile', 'compare', pj, p, '--json')).stdout).img_per_s.significant, null);
 
@@ -224,33 +224,33 @@ describe('profile infer: --repeat and output folders', () => {
 });
 
 describe('profile infer: argument errors', () => {
-  it('the default --device 0: profiles on CUDA where it exists, else exits 2 and says to pass --device cpu (a real process)', async () => {
+  it('the default --device 0: profiles on CUDA where it exists, else exits 1 (as predict) and names the flags that work here (a real process)', async () => {
     const r = await runCli(['profile', 'infer', '--weights', weights, '--project', join(base, 'cuda')], base);
     if ((await probeDevice('cuda:0')).available) {
       assert.equal(r.code, 0, r.stderr);
       assert.match(String(read(join(base, 'cuda', 'infer', 'profile.json')).config.device), /^(0|cuda(:0)?)$/);
       return;
     }
-    assert.equal(r.code, 2);
+    assert.equal(r.code, 1);
     assert.equal(r.stdout, '');
-    assert.match(r.stderr, /^Error: device 'cuda:0' is not available/);
-    assert.match(r.stderr, /pass --device cpu/);
+    // One line; --weights is given, so only the device flag is named.
+    assert.equal(r.stderr, "Error: device 'cuda:0' is not available (onnxruntime-node's CUDA execution provider is not installed on this machine); the profiler never switches devices on its own: pass --device cpu to profile on the CPU.\n");
     assert.doesNotMatch(r.stderr, /\n\s+at /);
     assert.equal(existsSync(join(base, 'cuda')), false, 'nothing written');
   });
 
-  it('no images, a bad --amp-dtype, missing weights and a bad value exit 2', async () => {
+  it('no images, a bad --amp-dtype and a bad value exit 2; missing weights exit 4 as in predict; key=value is a flag', async () => {
     const none = await cli('profile', 'infer', join(base, 'nothing.jpg'), '--device', 'cpu');
     assert.equal(none.code, 2);
     assert.equal(none.stderr, `Error: no images found at: ${join(base, 'nothing.jpg')}\n`);
-    const kv = await cli('profile', 'infer', 'weights=x.pt', '--device', 'cpu');
-    assert.equal(kv.code, 2);
-    assert.match(kv.stderr, /POSIX flags: --weights x.pt/);
+    const kv = await cli('profile', 'infer', 'weights=x.pt', 'device=cpu');
+    assert.equal(kv.code, 4, kv.stderr);
+    assert.match(kv.stderr, /^Error: Model weights file not found: x\.pt\./);
     const amp = await cli('profile', 'infer', '--amp-dtype', 'fp8', '--device', 'cpu');
     assert.equal(amp.code, 2);
     assert.equal(amp.stderr, 'Error: amp_dtype must be one of: bf16, bfloat16, float16, fp16; got fp8\n');
     const missing = await cli('profile', 'infer', '--weights', join(base, 'missing.pt'), '--device', 'cpu', '--project', join(base, 'm'));
-    assert.equal(missing.code, 2);
+    assert.equal(missing.code, 4);
     assert.match(missing.stderr, /missing\.pt/);
     assert.equal(existsSync(join(base, 'm')), false, 'no empty run folder');
     const runs = await cli('profile', 'infer', '--runs', 'many', '--device', 'cpu');

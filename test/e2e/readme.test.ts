@@ -39,7 +39,7 @@ const NOT_RUN = new Map([['npm test', 'it is the suite this test is part of']]);
 
 /** Lines that need hardware this machine may lack: exit 0 where it exists, else exactly this failure. */
 const NEEDS_HARDWARE = new Map([
-  ['npx libreyolo predict device=webgpu cuda_graph=auto', { code: 1, stderr: /^Error: Device 'webgpu' is not available: .*\n\nThe WebGPU provider needs a GPU with a Vulkan driver\. Pass device=cpu to run on the CPU\./m }],
+  ['npx libreyolo predict device=webgpu cuda_graph=auto', { code: 1, stderr: /^Error: Device 'webgpu' is not available: .*\nThe WebGPU provider needs a GPU with a Vulkan driver\. Pass device=cpu to run on the CPU\./m }],
 ]);
 
 /** The hub path of the published weights the README names, served from the fixture. */

@@ -35,6 +35,8 @@ export function runCli(args: string[], cwd: string, env: Record<string, string |
   const childEnv: NodeJS.ProcessEnv = { ...process.env, HF_HUB_OFFLINE: '1', ...env };
   delete childEnv.NODE_TEST_CONTEXT; // the child is not part of the test runner
   delete childEnv.LIBREYOLO_DEBUG;
+  // Started as plain `libreyolo` (an outer `npx` would make its hints say `npx libreyolo`).
+  if (!('npm_command' in env)) delete childEnv.npm_command;
   for (const [k, v] of Object.entries(childEnv)) if (v === undefined) delete childEnv[k];
   return new Promise((resolve, reject) => {
     const started = performance.now();

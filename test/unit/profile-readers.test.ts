@@ -265,9 +265,12 @@ describe('profile: exit codes and messages', () => {
     assert.equal(noOpt.stderr, 'Error: specify --remove-category or --remove-launches\n');
     const unknown = await cli('profile', 'frobnicate');
     assert.equal(unknown.code, 2);
-    assert.match(unknown.stderr, /unknown command 'frobnicate'/);
+    assert.equal(unknown.stderr, "Error: unknown command 'profile frobnicate'. Run 'libreyolo profile' to list the commands.\n");
+    const typo = await cli('profile', 'sumary', trace);
+    assert.equal(typo.code, 2);
+    assert.equal(typo.stderr, "Error: unknown command 'profile sumary'. Did you mean 'summary'?\n");
     assert.equal((await cli('profile', 'summary')).code, 2);
-    for (const r of [missing, bad, noOpt, unknown]) assert.doesNotMatch(r.stderr, /\n\s+at /);
+    for (const r of [missing, bad, noOpt, unknown, typo]) assert.doesNotMatch(r.stderr, /\n\s+at /);
   });
 
   it('lists the subcommands when called alone', async () => {

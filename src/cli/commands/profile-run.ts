@@ -5,6 +5,7 @@
  */
 import { Command, Option } from 'commander';
 import { ProfileError } from '../../profile/errors.ts';
+import { cliInvocation } from '../invocation.ts';
 import { pyF, pyJson } from '../../profile/pyfmt.ts';
 import { runTrainProfile } from '../../profile/train-run.ts';
 import { TRAINING_MODEL_SOURCE } from '../../load.ts';
@@ -57,7 +58,7 @@ export function profileRunCommand(): Command {
           return;
         }
         const spread = n > 1 ? ` +/- ${pyF(a.img_per_s_std)} (n=${n})` : '';
-        process.stdout.write(`img/s: ${pyF(a.img_per_s)}${spread}  |  ${a.bound}\nprofile: ${profilePath}\nnext:    libreyolo profile summary ${profilePath}\n`);
+        process.stdout.write(`img/s: ${pyF(a.img_per_s)}${spread}  |  ${a.bound}\nprofile: ${profilePath}\nnext:    ${cliInvocation()} profile summary ${profilePath}\n`);
       } catch (err) {
         if (!(err instanceof ProfileError)) throw err;
         throw new CliExit(reportError(err, false));

@@ -1,11 +1,11 @@
 /**
- * `libreyolo profile <subcommand>`: POSIX flags and positionals (no key=value). `infer` measures and
- * writes a profile; the readers print one view of a profile to stdout (errors to stderr), each with
- * `--json`. Exit codes are the group's own: 2 missing file or unresolvable argument, 1 unparseable
- * trace; a ProfileError is printed `Error: <message>` like every CLI error (src/cli/report.ts).
+ * `libreyolo profile <subcommand>`: POSIX flags, or `key=value` for a key the subcommand has (other
+ * tokens with '=' stay positionals: paths may contain it). `infer` measures and writes a profile; the
+ * readers print one view of a profile to stdout (errors to stderr), each with `--json`. The readers'
+ * exit codes are the group's own (2 missing file or unresolvable argument, 1 unparseable trace); a
+ * failure that predict also has (weights, device) exits as predict does.
  */
 import { Command, Option } from 'commander';
-import { ProfileError } from '../../profile/errors.ts';
 import { runInferProfile } from '../../profile/infer-run.ts';
 import { profileRunCommand } from './profile-run.ts';
 import { loadProfile } from '../../profile/load.ts';
@@ -14,7 +14,10 @@ import { pyF, pyJson } from '../../profile/pyfmt.ts';
 import {
   compareReader, getReader, kernelsReader, opsReader, phasesReader, summaryReader, whatIfReader, type ReaderOutput,
 } from '../../profile/readers/index.ts';
+import { DEFAULT_MODEL } from '../../assets.ts';
 import { LibreYOLOError } from '../../errors.ts';
+import { closestWord } from '../../util/text.ts';
+import { cliInvocation } from '../invocation.ts';
 import { parseImgsz, parseInteger, parseIntegerAtLeast, parseNumber, raisedToFloor } from '../values.ts';
 
 function print(out: ReaderOutput, json: boolean): void {
@@ -30,7 +33,8 @@ interface InferFlags {
 }
 
 function inferCommand(): Command {
-  return new Command('infer')
+  const cmd = new Command('infer');
+  return cmd
     .description('Profile the inference path and write a profile (latency p50/p90/p99, img/s, stage split, kernels).')
     .argument('[source]', 'image or folder (default: the bundled sample image)')
     .option('--weights <weights>', 'model weights: file or name', 'LibreYOLO9t.pt')
@@ -59,11 +63,13 @@ function inferCommand(): Command {
       f.runs = raisedToFloor('--runs', f.runs, 2, warn);
       f.batch = raisedToFloor('--batch', f.batch, 1, warn);
       f.repeat = raisedToFloor('--repeat', f.repeat, 1, warn);
-      const { profilePath, profile: a } = await runInferProfile({
+      // The seed's defaults need CUDA and a download; on a CPU-only machine these flags work offline.
+      const cpuFlags = `--device cpu${cmd.getOptionValueSource('weights') === 'default' ? ` --weights ${DEFAULT_MODEL.replace(/\.pt$/, '')}` : ''}`;
+      const { profilePath, profile: a, timelinePath } = await runInferProfile({
         ...(source !== undefined ? { source } : {}), weights: f.weights, size: f.size, batch: f.batch, imgsz: f.imgsz, half: f.half,
         ampDtype: f.ampDtype, warmup: f.warmup, runs: f.runs, repeat: f.repeat, conf: f.conf, iou: f.iou, maxDet: f.maxDet,
         device: f.device, trace: f.trace, project: f.project, ...(f.threads ? { threads: f.threads } : {}),
-        warn,
+        warn, cpuFlags,
       });
       const lat = a.latency;
       if (f.json) {
@@ -81,7 +87,8 @@ function inferCommand(): Command {
         `stages   preprocess ${pyF(st?.preprocess)} ms | forward ${pyF(st?.forward)} ms | postprocess/NMS ${pyF(st?.postprocess)} ms`,
         `>> ${a.bound.toUpperCase()}: ${a.bound_why}`,
         `profile: ${profilePath}`,
-        `next:    libreyolo profile summary ${profilePath}`,
+        ...(timelinePath ? [`timeline: ${timelinePath}  (open it in a browser)`] : []),
+        `next:    ${cliInvocation()} profile summary ${profilePath}`,
       ].join('\n') + '\n');
     });
 }
@@ -102,9 +109,12 @@ export function profileCommand(): Command {
     .description('Measure where the time goes in inference (and training), write a self-contained profile, and read it from several angles.')
     .usage('<command> [options]')
     .argument('[command]')
+    .allowExcessArguments(true) // `profile sumary x.json` is answered as a mistyped command
     .action((cmd: string | undefined) => {
-      if (cmd !== undefined) throw new ProfileError(`unknown command '${cmd}'. run 'libreyolo profile' to list the commands.`, 2);
-      process.stdout.write(group.helpInformation());
+      if (cmd === undefined) return void process.stdout.write(group.helpInformation());
+      const guess = closestWord(cmd, group.commands.map((c) => c.name()));
+      const advice = guess ? `Did you mean '${guess}'?` : `Run '${cliInvocation()} profile' to list the commands.`;
+      throw new LibreYOLOError('config_unknown_key', `unknown command 'profile ${cmd}'. ${advice}`, { suggestion: advice });
     });
   group.addCommand(profileRunCommand());
   group.addCommand(inferCommand());

@@ -8,6 +8,8 @@ import type { ProfileAnalysis } from '../schema.ts';
 import { pctChange, percent, type ReaderOutput } from './output.ts';
 
 export const SINGLE_RUN = "single run, use 'run --repeat N' for a significance call";
+/** The same advice for inference profiles, which `profile infer --repeat N` repeats. */
+export const SINGLE_INFER_RUN = "single run, use 'infer --repeat N' for a significance call";
 
 function perImage(a: ProfileAnalysis): number | null {
   const batch = Number(a.config?.batch) || 0;
@@ -20,7 +22,7 @@ export function significance(a: ProfileAnalysis, b: ProfileAnalysis): { signific
   }
   const na = a.img_per_s_n ?? 1, nb = b.img_per_s_n ?? 1;
   const sa = a.img_per_s_std, sb = b.img_per_s_std;
-  if (na < 2 || nb < 2 || sa === null || sa === undefined || sb === null || sb === undefined) return { significant: null, why: SINGLE_RUN };
+  if (na < 2 || nb < 2 || sa === null || sa === undefined || sb === null || sb === undefined) return { significant: null, why: a.mode === 'inference' && b.mode === 'inference' ? SINGLE_INFER_RUN : SINGLE_RUN };
   const se = Math.sqrt(sa ** 2 / na + sb ** 2 / nb);
   const d = Math.abs(b.img_per_s - a.img_per_s);
   return { significant: d > 2 * se, why: `|d|=${pyFixed(d, 1)} vs 2*SE=${pyFixed(2 * se, 1)}` };
