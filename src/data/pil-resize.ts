@@ -4,6 +4,7 @@
  * several levels when downscaling). Pillow's integer arithmetic: separable passes, horizontal first
  * into a uint8 intermediate, triangle weights whose support grows with the downscale factor,
  * normalised and rounded to 22-bit fixed point, accumulated from a half-unit bias and clipped to 0..255.
+ * Also Pillow's default BICUBIC for one 8-bit channel (the dataset checker's 9x8 hash thumbnail).
  */
 import type { RgbImage } from './rgb-image.ts';
 
@@ -19,11 +20,21 @@ interface Taps {
   stride: number;
 }
 
-/** Pillow's precompute_coeffs + normalize_coeffs_8bpc for the bilinear (triangle) filter. */
-function taps(inSize: number, outSize: number): Taps {
+/** A Pillow resampling filter: its kernel and the kernel's support (widened by the downscale factor). */
+interface Filter { support: number; kernel: (x: number) => number }
+
+const BILINEAR: Filter = { support: 1, kernel: (x) => (x < 1 ? 1 - x : 0) };
+/** Pillow's bicubic (a = -0.5), the default of `Image.resize`. */
+const BICUBIC: Filter = {
+  support: 2,
+  kernel: (x) => (x < 1 ? (1.5 * x - 2.5) * x * x + 1 : x < 2 ? (((x - 5) * x + 8) * x - 4) * -0.5 : 0),
+};
+
+/** Pillow's precompute_coeffs + normalize_coeffs_8bpc for `filter`. */
+function taps(inSize: number, outSize: number, filter: Filter = BILINEAR): Taps {
   const scale = inSize / outSize;
   const filterScale = Math.max(scale, 1);
-  const support = filterScale; // the triangle's support is 1, widened by the downscale factor
+  const support = filter.support * filterScale;
   const stride = Math.ceil(support) * 2 + 1;
   const t: Taps = { start: new Int32Array(outSize), count: new Int32Array(outSize), weights: new Int32Array(outSize * stride), stride };
   const k = new Float64Array(stride);
@@ -34,8 +45,7 @@ function taps(inSize: number, outSize: number): Taps {
     const n = Math.min(Math.trunc(center + support + 0.5), inSize) - xmin;
     let sum = 0;
     for (let j = 0; j < n; j++) {
-      const x = Math.abs((j + xmin - center + 0.5) * ss);
-      k[j] = x < 1 ? 1 - x : 0;
+      k[j] = filter.kernel(Math.abs((j + xmin - center + 0.5) * ss));
       sum += k[j]!;
     }
     t.start[o] = xmin;
@@ -106,3 +116,39 @@ export function resizePilBilinear(image: RgbImage, width: number, height: number
   return { data, width, height };
 }
 
+
+/**
+ * Pillow `Image.resize((w, h))` (BICUBIC, its default) of an 8-bit single-channel image: the same
+ * fixed-point separable passes as the RGB bilinear resize, horizontal first.
+ */
+export function resizePilGreyBicubic(grey: Uint8Array, width: number, height: number, outWidth: number, outHeight: number): Uint8Array {
+  let data = grey;
+  if (outWidth !== width) {
+    const { start, count, weights, stride } = taps(width, outWidth, BICUBIC);
+    const out = new Uint8Array(outWidth * height);
+    for (let y = 0; y < height; y++) {
+      const row = y * width;
+      for (let o = 0; o < outWidth; o++) {
+        let acc = HALF;
+        const base = o * stride, s = row + start[o]!, n = count[o]!;
+        for (let j = 0; j < n; j++) acc = (acc + Math.imul(data[s + j]!, weights[base + j]!)) | 0;
+        out[y * outWidth + o] = clip8(acc);
+      }
+    }
+    data = out;
+  }
+  if (outHeight !== height) {
+    const { start, count, weights, stride } = taps(height, outHeight, BICUBIC);
+    const out = new Uint8Array(outWidth * outHeight);
+    for (let o = 0; o < outHeight; o++) {
+      const base = o * stride, n = count[o]!;
+      for (let x = 0; x < outWidth; x++) {
+        let acc = HALF;
+        for (let j = 0; j < n; j++) acc = (acc + Math.imul(data[(start[o]! + j) * outWidth + x]!, weights[base + j]!)) | 0;
+        out[o * outWidth + x] = clip8(acc);
+      }
+    }
+    data = out;
+  }
+  return data;
+}

@@ -9,9 +9,10 @@ import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { basename } from 'node:path';
-import sharp, { type Metadata, type ResizeOptions, type Sharp } from 'sharp';
+import sharp, { type Metadata } from 'sharp';
 import { decodeBmp, isBmp } from '../data/bmp.ts';
 import { decodePfm, isPfm } from '../data/pfm.ts';
+import { resizePilGreyBicubic } from '../data/pil-resize.ts';
 import { limit } from '../util/limits.ts';
 import { mapLimit } from '../util/pool.ts';
 
@@ -78,15 +79,18 @@ function thumbnailStats(grey: Uint8Array, uniformRange: number): { dhash: bigint
   return { dhash: (BigInt(hi) << 32n) | BigInt(lo), uniform: max - min <= uniformRange };
 }
 
-const THUMB: ResizeOptions = { width: 9, height: 8, fit: 'fill', kernel: 'cubic', fastShrinkOnLoad: false };
-
-async function greyThumbnail(img: Sharp): Promise<Uint8Array> {
-  const { data, info } = await img.removeAlpha().greyscale().resize(THUMB).raw({ depth: 'uchar' }).toBuffer({ resolveWithObject: true });
-  if (info.channels === 1) return data;
-  const out = new Uint8Array(72);
-  for (let i = 0; i < 72; i++) out[i] = data[i * info.channels]!;
+/** Pillow's `convert('L')` of 8-bit pixels with `channels` samples each: ITU-R 601-2 luma in 16-bit fixed point (grey and grey+alpha keep their grey). */
+function luma(px: Uint8Array, channels: number): Uint8Array {
+  const n = px.length / channels;
+  const out = new Uint8Array(n);
+  if (channels < 3) for (let i = 0, s = 0; i < n; i++, s += channels) out[i] = px[s]!;
+  else for (let i = 0, s = 0; i < n; i++, s += channels) out[i] = (px[s]! * 19595 + px[s + 1]! * 38470 + px[s + 2]! * 7471 + 0x8000) >>> 16;
   return out;
 }
+
+/** The 9x8 thumbnail the hash is defined on: Pillow's `convert('L').resize((9, 8))` of the decoded pixels. */
+const thumbnail = (px: Uint8Array, width: number, height: number, channels: number): Uint8Array =>
+  resizePilGreyBicubic(luma(px, channels), width, height, 9, 8);
 
 /** Reads and decodes one image; never throws (a failure is the scan's `error`). */
 export async function scanImage(path: string, uniformRange = 2): Promise<ImageScan> {
@@ -109,7 +113,7 @@ export async function scanImage(path: string, uniformRange = 2): Promise<ImageSc
       const rgb = isBmp(bytes) ? decodeBmp(bytes, name, maxPixels) : decodePfm(bytes, name, maxPixels);
       ({ width, height } = rgb);
       mode = isPfm(bytes) && bytes[1] === 0x66 ? 'F' : 'RGB';
-      grey = await greyThumbnail(sharp(rgb.data, { raw: { width, height, channels: 3 } }));
+      grey = thumbnail(rgb.data, width, height, 3);
     } else {
       const img = sharp(bytes, { failOn: 'error', autoOrient: false, limitInputPixels: maxPixels });
       const meta = await img.metadata();
@@ -117,7 +121,9 @@ export async function scanImage(path: string, uniformRange = 2): Promise<ImageSc
       height = meta.height ?? 0;
       mode = modeOf(meta);
       orientation = meta.orientation ?? 0;
-      grey = await greyThumbnail(img);
+      // A full decode (libvips on a libuv thread): truncation fails it; 8-bit sRGB or grey, alpha kept and ignored.
+      const { data, info } = await img.raw({ depth: 'uchar' }).toBuffer({ resolveWithObject: true });
+      grey = thumbnail(data, info.width, info.height, info.channels);
     }
     const { dhash, uniform } = thumbnailStats(grey, uniformRange);
     return { ok: true, width, height, mode, orientation, sha1, dhash, uniform };
@@ -135,14 +141,9 @@ export async function scanImages(paths: readonly string[], uniformRange: number,
   });
 }
 
-/** Bits that differ between two difference hashes. */
-export function hamming(a: bigint, b: bigint): number {
-  const x = a ^ b;
-  let n = 0;
-  for (const w of [Number(x & 0xffffffffn), Number(x >> 32n)]) {
-    let v = w - ((w >>> 1) & 0x55555555);
-    v = (v & 0x33333333) + ((v >>> 2) & 0x33333333);
-    n += Math.imul((v + (v >>> 4)) & 0x0f0f0f0f, 0x01010101) >>> 24;
-  }
-  return n;
+/** Set bits of a 32-bit integer. */
+export function popcount32(w: number): number {
+  let v = w - ((w >>> 1) & 0x55555555);
+  v = (v & 0x33333333) + ((v >>> 2) & 0x33333333);
+  return Math.imul((v + (v >>> 4)) & 0x0f0f0f0f, 0x01010101) >>> 24;
 }

@@ -8,6 +8,8 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import sharp from 'sharp';
 import { CHECKS, selectChecks } from '../../src/doctor/checks/index.ts';
+import { nearPairs } from '../../src/doctor/checks/images.ts';
+import { scanImage } from '../../src/doctor/scan.ts';
 import { diagnose } from '../../src/doctor/diagnose.ts';
 import type { Finding } from '../../src/doctor/findings.ts';
 import { parseLabels } from '../../src/data/labels.ts';
@@ -290,5 +292,54 @@ describe('doctor runner', () => {
     await writeFile(join(root, 'labels/train/t0.txt'), `${balancedBoxes([0, 1])}0 0.1 0.2 0.3 0.2 0.2 0.6\n`);
     assert.doesNotThrow(() => parseLabels('0 0.1 0.2 0.3 0.2 0.2 0.6', 'x.txt', 2));
     assert.deepEqual((await diagnose(join(root, 'data.yaml'), { only: ['labels.syntax'] })).findings, []);
+  });
+});
+
+describe('doctor image scan', () => {
+  let dir: string;
+  before(async () => { dir = await tempDir(); });
+  after(() => rm(dir, { recursive: true, force: true }));
+
+  it("difference hashes, modes and orientation match Pillow 9.4's (convert('L').resize((9, 8)), worked out there)", async () => {
+    // Hashes printed by Pillow 9.4.0 for these exact files (PNG: the pixels do not depend on an encoder).
+    const pillow: Array<[string, () => Promise<Buffer>, string, string]> = [
+      ['s0.png', () => smoothNoise(0), '0xa4963264275d19a6', 'RGB'],
+      ['s1.png', () => smoothNoise(1), '0x956a4a4a46c4312d', 'RGB'],
+      ['s2.png', () => smoothNoise(2), '0x26338b9a49e9b116', 'RGB'],
+      ['s3.png', () => smoothNoise(3), '0x3831696165605236', 'RGB'],
+      ['s4.png', () => smoothNoise(4), '0xd18a5a74a170382a', 'RGB'],
+      ['grey.png', async () => sharp(await smoothNoise(9, 'png', 150)).toColourspace('b-w').png().toBuffer(), '0xbab8d3ac2dab1336', 'L'],
+      ['rgba.png', async () => sharp(await smoothNoise(8, 'png', 120)).ensureAlpha(0.5).png().toBuffer(), '0x27a44dd599b8b6a1', 'RGBA'],
+      ['pal.png', async () => sharp(await smoothNoise(7, 'png', 80)).png({ palette: true }).toBuffer(), '0xab6f4b553c3617c3', 'P'],
+    ];
+    for (const [name, make, hash, mode] of pillow) {
+      const s = await scanImage(await put(dir, name, await make()));
+      assert.equal(`0x${s.dhash!.toString(16).padStart(16, '0')}`, hash, name);
+      assert.equal(s.mode, mode, name);
+    }
+    const rot = await scanImage(await put(dir, 'rot.jpg', await sharp(await smoothNoise(6, 'png', 90)).jpeg().withMetadata({ orientation: 6 }).toBuffer()));
+    assert.equal(rot.orientation, 6);
+    const zero = await scanImage(await put(dir, 'zero.jpg', ''));
+    assert.deepEqual([zero.ok, zero.error, zero.sha1], [false, 'zero-byte file', null]);
+  });
+
+  it('near pairs: banded buckets find every pair within 4 bits, once, and no pair beyond', () => {
+    const rand = (() => { let x = 7; return () => (x = (Math.imul(x, 1103515245) + 12345) >>> 0); })();
+    const records = Array.from({ length: 300 }, (_, i) => ({ path: `p${i}`, scan: { dhash: (BigInt(rand()) << 32n) | BigInt(rand()) } })) as unknown as Parameters<typeof nearPairs>[0];
+    // Near copies of the first 40: 0 to 5 bits flipped at random places.
+    const mutable = records as unknown as Array<{ path: string; scan: { dhash: bigint } }>;
+    for (let i = 0; i < 40; i++) {
+      let h = mutable[i]!.scan.dhash;
+      for (let k = 0; k < i % 6; k++) h ^= 1n << BigInt(rand() % 64);
+      mutable.push({ path: `q${i}`, scan: { dhash: h } });
+    }
+    const naive = new Set<string>();
+    const dist = (a: bigint, b: bigint): number => [...(a ^ b).toString(2)].filter((c) => c === '1').length;
+    for (let i = 0; i < mutable.length; i++) for (let j = i + 1; j < mutable.length; j++) if (dist(mutable[i]!.scan.dhash, mutable[j]!.scan.dhash) <= 4) naive.add(`${mutable[i]!.path}|${mutable[j]!.path}`);
+    const found = nearPairs(records, 4).map(([a, b]) => [a.path, b.path].sort((x, y) => (x < y ? -1 : 1)).join('|'));
+    assert.equal(new Set(found).size, found.length, 'each pair once');
+    const sortedNaive = [...naive].map((p) => p.split('|').sort((x, y) => (x < y ? -1 : 1)).join('|')).sort();
+    assert.deepEqual([...found].sort(), sortedNaive);
+    assert.ok(sortedNaive.length >= 25, `${sortedNaive.length} near pairs planted`);
   });
 });

@@ -8,7 +8,7 @@ import { MAX_BUCKET } from '../config.ts';
 import type { Finding } from '../findings.ts';
 import { general } from '../format.ts';
 import type { PyValue } from '../pyjson.ts';
-import { hamming, modeChannels, type ImageScan } from '../scan.ts';
+import { modeChannels, popcount32, type ImageScan } from '../scan.ts';
 import type { ImageRecord } from '../snapshot.ts';
 import type { Check } from './types.ts';
 
@@ -21,11 +21,16 @@ export function nearPairs(records: readonly Scanned[], maxDist: number): Array<[
   const bands = maxDist + 1;
   const bits = BigInt(Math.floor(64 / bands));
   const mask = (1n << bits) - 1n;
+  // The hashes as 32-bit halves: the pair loop compares numbers, not BigInts.
+  const hi = new Uint32Array(records.length), lo = new Uint32Array(records.length);
   const buckets = new Map<string, number[]>();
   records.forEach((r, i) => {
-    if (r.scan.dhash === null) return;
+    const h = r.scan.dhash;
+    if (h === null) return;
+    hi[i] = Number(h >> 32n);
+    lo[i] = Number(h & 0xffffffffn);
     for (let b = 0; b < bands; b++) {
-      const key = `${b}:${(r.scan.dhash >> (BigInt(b) * bits)) & mask}`;
+      const key = `${b}:${(h >> (BigInt(b) * bits)) & mask}`;
       const members = buckets.get(key);
       if (members) members.push(i); else buckets.set(key, [i]);
     }
@@ -33,15 +38,17 @@ export function nearPairs(records: readonly Scanned[], maxDist: number): Array<[
   const seen = new Set<number>();
   const pairs: Array<[Scanned, Scanned]> = [];
   for (const members of buckets.values()) {
-    const m = members.slice(0, MAX_BUCKET);
+    const m = members.length > MAX_BUCKET ? members.slice(0, MAX_BUCKET) : members;
     for (let x = 0; x < m.length; x++) {
+      const i = m[x]!;
       for (let y = x + 1; y < m.length; y++) {
-        const i = Math.min(m[x]!, m[y]!), j = Math.max(m[x]!, m[y]!);
-        const key = i * records.length + j;
+        const j = m[y]!;
+        if (popcount32(hi[i]! ^ hi[j]!) + popcount32(lo[i]! ^ lo[j]!) > maxDist) continue;
+        // A pair sharing several bands meets in several buckets: count it once.
+        const key = i < j ? i * records.length + j : j * records.length + i;
         if (seen.has(key)) continue;
         seen.add(key);
-        const a = records[m[x]!]!, b = records[m[y]!]!;
-        if (hamming(a.scan.dhash!, b.scan.dhash!) <= maxDist) pairs.push([a, b]);
+        pairs.push([records[i]!, records[j]!]);
       }
     }
   }
