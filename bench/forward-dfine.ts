@@ -26,7 +26,7 @@ const threads = Number(values.threads);
 const fixtures = resolve(import.meta.dirname, '../../shared/fixtures');
 
 const model = await LibreYOLO(resolve(fixtures, 'dfinen_ref.pt'), { threads });
-// The reference export runs at batch 1 only (dfine.md 5), which is what is timed.
+// The original's ONNX export has a static batch of 1, which is what is timed.
 const reference = new OnnxFileEngine(new Uint8Array(readFileSync(resolve(fixtures, 'dfinen_ref.onnx'))), 'float32', true, { device: parseDevice('cpu'), threads });
 
 // The photo through the family's preprocessing (Pillow stretch to 640, /255), the same input for both.

@@ -1,5 +1,5 @@
 /**
- * The random affine YOLOX applies after its mosaic (yolox.md 5.2): rotation U(-degrees, degrees) and
+ * The random affine YOLOX applies after its mosaic: rotation U(-degrees, degrees) and
  * scale U(scale) about the origin, shear x/y tan(U(-shear, shear) deg), translation
  * U(-translate, translate) x the output side; the image is warped onto the output canvas (bilinear,
  * border 114, as cv2.warpAffine) and each box becomes the axis-aligned bound of its four warped

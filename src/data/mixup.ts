@@ -1,5 +1,5 @@
 /**
- * Mixup as the original's mosaic pipeline does it (yolox.md 5.2), after the mosaic: another
+ * Mixup as the original's mosaic pipeline does it, after the mosaic: another
  * labelled image is letterboxed top-left onto a 114 canvas of the input size, rescaled by a jitter
  * factor U(mixup_scale), flipped horizontally with p 0.5, placed on a zero canvas at least the input
  * size and cropped back to it at a random offset; the two images are blended 0.5 a + 0.5 b

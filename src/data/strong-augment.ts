@@ -1,5 +1,5 @@
 /**
- * D-FINE's strong train ops (dfine.md 6.2), applied to a pre-resized sample that has boxes, in the
+ * D-FINE's strong train ops, applied to a pre-resized sample that has boxes, in the
  * original's order, until the family's stop epoch:
  *   RandomPhotometricDistort(p 0.5) -> RandomZoomOut(fill 0, side 1..4, p 0.5)
  *   -> RandomIoUCrop (min scale 0.3, aspect 0.5..2, IoU options {0, .1, .3, .5, .7, .9, 1}, 40 trials) with p 0.8

@@ -1,6 +1,6 @@
 /**
- * What `timeline.html` draws, curated from the analysis window as the original does (profile.md
- * 9.7): the step markers and phase spans in full, the 1,500 longest host spans (>= 20 µs) and the
+ * What `timeline.html` draws, curated from the analysis window as the original does:
+ * the step markers and phase spans in full, the 1,500 longest host spans (>= 20 µs) and the
  * 2,500 longest ORT kernels (>= 2 µs), and the memory counter, in ms relative to the window's start,
  * each lane packed greedily into rows. It is an observer of the analysis' second pass, so a
  * million-event trace is curated while it streams by (two bounded heaps, never the event list).

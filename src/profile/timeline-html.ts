@@ -1,6 +1,6 @@
 /**
  * `timeline.html`: one self-contained page (no network: data, styles and script inline) showing a
- * profile as the original does (profile.md 9.7): a canvas timeline of the analysis window with
+ * profile as the original does: a canvas timeline of the analysis window with
  * lanes for steps, phases, host/JS spans, ORT kernels and memory (drag pans, the wheel zooms x1.2
  * about the pointer, hovering shows a tooltip), and a side panel with the verdict and its reason,
  * the figures, the kernel-category bars and the top kernels; an inference profile adds its latency

@@ -1,5 +1,5 @@
 /**
- * The training profile (profile.md 3.1 and 9): a `TrainStepProfiler` that the trainer drives
+ * The training profile: a `TrainStepProfiler` that the trainer drives
  * (`wrapLoader` / `phase` / `step`), and `runTrainProfile`, the body of `libreyolo profile run`.
  *
  * Window: `warmup` iterations are discarded, then `steps` (at least 2) are measured, counted across
@@ -82,7 +82,7 @@ interface Iteration {
   synced: boolean;
 }
 
-/** Trainer hooks + host recorder for one profile window (profile.md 9.3). */
+/** Trainer hooks + host recorder for one profile window. */
 export class TrainStepProfiler implements TrainProfiler, SpanRecorder {
   finished = false;
   readonly ortProfilePrefix: string | undefined;
@@ -516,7 +516,7 @@ async function loadWeights(o: TrainRunOptions, device: Device): Promise<LibreYOL
 /** Load failures that mean "the file cannot be had here", not "the file is bad". */
 const UNAVAILABLE = new Set(['model_not_found', 'download_failed']);
 
-/** `libreyolo profile run <data>` (profile.md 3.1). */
+/** `libreyolo profile run <data>`. */
 export async function runTrainProfile(options: TrainRunOptions): Promise<TrainRunResult> {
   let o = options;
   const device = deviceOrError(o.device);

@@ -1,5 +1,5 @@
 /**
- * Run artifacts (yolo9.md 4.8): the run directory `runs/train/<name>[N]`, `results.csv` (columns from
+ * Run artifacts: the run directory `runs/train/<name>[N]`, `results.csv` (columns from
  * the first row, new columns appended as they appear, rows rewritten atomically each epoch),
  * `train_config.yaml` and `summary.json`. Values are written as Python writes them (`True`,
  * `0.5`, `1.0`, `1e-05`, empty for None) so the original's readers see the same text.

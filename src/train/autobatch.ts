@@ -1,5 +1,5 @@
 /**
- * `batch=-1`: the largest batch whose training step fits a memory budget (profile.md 9.10). As the
+ * `batch=-1`: the largest batch whose training step fits a memory budget. As the
  * original: probe real train steps (forward + loss + backward) at batch 1, 2, 4, ..., record the
  * peak memory of each, fit a line, and take the largest power of two strictly below the batch the
  * line puts at `fraction` (0.60) of the device's memory, clamped to [1, 1024] (and to `nbs` when

@@ -1,5 +1,5 @@
 /**
- * Training checkpoints in the original's format (yolo9.md 2.1): a plain dict whose `model` is the
+ * Training checkpoints in the original's format: a plain dict whose `model` is the
  * state_dict (the EMA weights when EMA is on), the v1.0 metadata keys, and the training keys
  * `epoch`, `optimizer` (torch optimizer state_dict), `config`, `loss`, the best-metric keys and,
  * with EMA, `train_model` (raw weights), `ema` (same tensors as `model`) and `ema_updates`.

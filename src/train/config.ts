@@ -1,7 +1,7 @@
 /**
- * Training configuration: the original's fields and defaults (yolo9.md 4.1, `YOLO9Config`; a family's
+ * Training configuration: the original's fields and defaults (`YOLO9Config`; a family's
  * training hooks override some, as YOLOX's recipe does), plus
- * the training-profile fields (profile.md 9.1) and two of this port's own (`threads`, `verbose`).
+ * the training-profile fields and two of this port's own (`threads`, `verbose`).
  * Keys are snake_case like the original's keyword arguments; camelCase spellings are accepted too.
  * Unknown keys are warned about and ignored, as the original does.
  */

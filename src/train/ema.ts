@@ -1,5 +1,5 @@
 /**
- * Exponential moving average of the model state (yolo9.md 4.6): a copy of every state_dict entry;
+ * Exponential moving average of the model state: a copy of every state_dict entry;
  * per update `u += 1`, `d = decay * (1 - exp(-u / tau))` and every floating entry (weights and
  * BatchNorm running stats) becomes `d * ema + (1 - d) * model`, rounded to float32 per op as torch's
  * in-place ops do. Integer buffers (`num_batches_tracked`) keep the value they had when copied.

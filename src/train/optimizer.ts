@@ -1,6 +1,6 @@
 /**
  * Optimizers with PyTorch's update rules, run on the host over the network's parameter arrays (in
- * place). Parameters are split into the original's three groups (yolo9.md 4.4):
+ * place). Parameters are split into the original's three groups:
  *   g0  BatchNorm weights            no weight decay
  *   g1  all other `.weight` params   weight_decay (5e-4)
  *   g2  all biases                   no weight decay

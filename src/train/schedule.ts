@@ -1,5 +1,5 @@
 /**
- * Learning-rate schedules, stepped per optimizer step (yolo9.md 4.5). Every group gets the same LR.
+ * Learning-rate schedules, stepped per optimizer step. Every group gets the same LR.
  *
  *   W = steps_per_epoch * warmup_epochs;  T = steps_per_epoch * epochs;  lr_start = min(warmup_lr_start, lr0)
  *   warm-up (it <= W):    lr_start + (lr0 - lr_start) * it / W

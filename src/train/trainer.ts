@@ -1,5 +1,5 @@
 /**
- * The training loop (yolo9.md 4.4-4.8): epochs of forward + loss + backward on ONNX Runtime (one
+ * The training loop: epochs of forward + loss + backward on ONNX Runtime (one
  * session per step shape, `TrainStep`), the optimizer and LR schedule on the host, EMA of the
  * weights, gradient accumulation when the nominal batch `nbs` exceeds the micro-batch, close-mosaic
  * for the last `no_aug_epochs`, validation every `eval_interval` epochs on the EMA weights, and the
@@ -80,7 +80,7 @@ export interface TrainSource {
 export type TrainPhase = 'to_device' | 'forward' | 'backward' | 'optimizer';
 
 /**
- * Hooks the training profiler plugs into (profile.md 9.3-9.4). `wrapLoader` times the data wait,
+ * Hooks the training profiler plugs into. `wrapLoader` times the data wait,
  * `phase` brackets each phase of a step, `step` ends an iteration; once `finished`, a
  * profile-then-stop run ends after that iteration without validating or checkpointing.
  */

@@ -1,5 +1,5 @@
 /**
- * `libreyolo profile run <data>`: profile training (profile.md 3.1). POSIX flags like the rest of
+ * `libreyolo profile run <data>`: profile training. POSIX flags like the rest of
  * the profile group. Exit codes: 3 when a trial's window never filled (no profile.json), 2 for an
  * argument that does not resolve, 1 otherwise.
  */

@@ -6,7 +6,7 @@
  * Sampling follows the original: loc = ref_xy + offset / n_points * ref_wh * 0.5; grid = 2*loc - 1;
  * GridSample bilinear, zeros padding, align_corners 0 (pixel = loc * W - 0.5, outside corners add 0).
  *
- * Options cover D-FINE's variant (dfine.md 3.5): a point count per level (points ordered level by
+ * Options cover D-FINE's variant: a point count per level (points ordered level by
  * level, one softmax over all of a head's points), the offset scale 1/P_l read from a
  * `num_points_scale` buffer (multiplied, as the original), and no value/output projection.
  */

@@ -1,4 +1,4 @@
-/** D-FINE per-size configuration (dfine.md 1.1-1.2): HGNetv2 variant, encoder and decoder widths. */
+/** D-FINE per-size configuration: HGNetv2 variant, encoder and decoder widths. */
 
 export type DfineSize = 'n' | 's' | 'm' | 'l' | 'x';
 export const DFINE_SIZES: readonly DfineSize[] = ['n', 's', 'm', 'l', 'x'];
@@ -55,7 +55,7 @@ export const DFINE_CONFIGS: Record<DfineSize, DfineConfig> = {
   x: { backbone: 'B5', useLab: false, freezeNorm: true, returnIdx: [1, 2, 3], encHidden: 384, encFfn: 2048, expansion: 1.0, depthMult: 1.0, decHidden: 256, decFfn: 1024, decLayers: 6, points: [3, 6, 3], regScale: 8 },
 };
 
-/** Constants shared by every size (dfine.md 1.1). */
+/** Constants shared by every size. */
 export const DFINE_COMMON = {
   inputSize: 640,
   numQueries: 300,

@@ -3,7 +3,7 @@
  * ReLU, LearnableAffineBlock `lab`) and of the hybrid encoder (`ConvNormLayer`: norm `norm`, SiLU).
  * BatchNorm eps 1e-5. In training graphs (`b.training`) it runs on batch statistics and reports its
  * momentum-0.1 running-stat update through `b.runningStatOutputs`, also where its parameters are
- * frozen (the D-FINE stem: requires_grad=False does not stop the statistics, dfine.md 8.13);
+ * frozen (the D-FINE stem: requires_grad=False does not stop the statistics);
  * FrozenBatchNorm2d keeps weight/bias as buffers, has no `num_batches_tracked` and stays in eval.
  */
 import type { GraphBuilder } from '../../graph/builder.ts';

@@ -1,5 +1,5 @@
 /**
- * The D-FINE decoder (`DFINETransformer`, dfine.md 3.3-3.7; keys `decoder.*`): query
+ * The D-FINE decoder (`DFINETransformer`; keys `decoder.*`): query
  * selection from the encoder memory (anchors, valid mask, enc_output, score/box heads, top-k), then
  * post-norm layers (self-attention, deformable cross-attention without projections, gate, FFN)
  * driving the FDR loop; in eval, score heads and LQE only at the last layer (train-forward.ts runs
@@ -130,7 +130,7 @@ export interface DecoderOutputs {
   topk: string;
 }
 
-/** Query selection (dfine.md 3.3): the memory, the scored tokens and the 300 proposals. */
+/** Query selection: the memory, the scored tokens and the 300 proposals. */
 export interface QuerySelection {
   /** [B, T, C] unmasked memory (the cross-attention's value). */
   memory: string;
@@ -146,7 +146,7 @@ export interface QuerySelection {
   unact: string;
 }
 
-/** One refinement layer's outputs (dfine.md 3.7). */
+/** One refinement layer's outputs. */
 export interface RefinedLayer {
   logits: string;
   boxes: string;

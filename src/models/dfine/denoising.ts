@@ -1,5 +1,5 @@
 /**
- * Contrastive denoising draws on the host (dfine.md 6.4, the original's
+ * Contrastive denoising draws on the host (the original's
  * `get_contrastive_denoising_training_group`), as the train forward's inputs (DFINE_DN_INPUTS):
  * G_max = most gts in one image, G = max(100 div G_max, 1) groups of G_max positive then G_max
  * negative slots, each image's gts tiled into them (padding slots keep class nc). Label noise:

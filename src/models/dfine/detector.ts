@@ -2,7 +2,7 @@
  * The D-FINE network as the library runs it: the predict graph in the common layout (`output`
  * [B, 4+nc, 300]: x1, y1, x2, y2 in input pixels, then sigmoid scores; the original's postprocess
  * decode, w and h clamped at 0, no clipping) and the export in the original's layout (`images` ->
- * `pred_logits` [B, 300, nc] raw logits, `pred_boxes` [B, 300, 4] cx, cy, w, h normalised; dfine.md 5).
+ * `pred_logits` [B, 300, nc] raw logits, `pred_boxes` [B, 300, 4] cx, cy, w, h normalised).
  */
 import type { GraphBuilder } from '../../graph/builder.ts';
 import { concat, float32, preciseSigmoid, slice, transpose } from '../../graph/nn.ts';

@@ -1,5 +1,5 @@
 /**
- * The D-FINE HybridEncoder (dfine.md 3.2; keys `encoder.*`): 1x1 input projections, one post-norm
+ * The D-FINE HybridEncoder (keys `encoder.*`): 1x1 input projections, one post-norm
  * AIFI transformer layer on the coarsest map with a precomputed 2D sin-cos position embedding,
  * then a top-down FPN and a bottom-up PAN of RepNCSPELAN4 blocks (SCDown to go down).
  */

@@ -1,5 +1,5 @@
 /**
- * D-FINE as a registered family (dfine.md 2, 4, 5): checkpoints recognised by the
+ * D-FINE as a registered family: checkpoints recognised by the
  * `decoder.pre_bbox_head.` keys, told apart from DEIM (same keys) only by metadata or file name,
  * the size from shapes and nc from the score head; the Pillow-exact 640 stretch, /255, no mean/std;
  * the NMS-free top-k over queries x classes with unclipped boxes; 640x640 only; the original's
@@ -29,18 +29,18 @@ export const dfineFamily: ModelFamily = {
   fixedImgsz: [C.inputSize],
   // The original's flags: the base class's batched predict and TTA, TTA_FIXED_SIZE (flip only).
   capabilities: { ...DEFAULT_CAPABILITIES, SUPPORTS_BATCHED_PREDICT: true, TTA_FIXED_SIZE: true },
-  // dfine.md 4.1: Pillow BILINEAR stretch to 640x640, float32(u8) / 255, RGB.
+  // Pillow BILINEAR stretch to 640x640, float32(u8) / 255, RGB.
   input: { resize: 'stretch', filter: 'pil', pad: 0, channels: 'rgb', scale: 1 / 255 },
-  // dfine.md 4.3 (DFINEValPreprocessor): the validation dataset first fits the image into 640 with
+  // The original's DFINEValPreprocessor: the validation dataset first fits the image into 640 with
   // OpenCV INTER_LINEAR (aspect kept), then OpenCV stretches that to 640x640; RGB, /255.
   valInput: { resize: 'stretch', filter: 'linear', pad: 0, channels: 'rgb', scale: 1 / 255, preResize: true },
-  // dfine.md 4.3: top min(max_det, Q * nc) of the sigmoid scores, boxes not clipped.
+  // Top min(max_det, Q * nc) of the sigmoid scores, boxes not clipped.
   postprocess: { kind: 'topk', k: C.numQueries, clip: false },
   // ORT fuses the residual Add + LayerNormalization of the attention blocks into SkipLayerNormalization,
   // whose CPU kernel takes ~4x LayerNormalization's time at the 300-query shapes (ORT profile of
   // dfinen at batch 1: 1.7 ms vs 0.44 ms for the 12 norms).
   sessionConfig: { 'optimization.disable_specified_optimizers': 'SkipLayerNormFusion' },
-  // dfine.md 5: opset 17 (LayerNormalization), dynamic batch only.
+  // Opset 17 (LayerNormalization), dynamic batch only.
   exportOpset: 17,
   staticExportSize: true,
   // Measured one part at a time in float16, the rest float32 (bench/dfine-half-parts.ts, stored
@@ -76,7 +76,7 @@ export const dfineFamily: ModelFamily = {
     if (!bias || bias.dims.length !== 1 || bias.dims[0]! < 1) {
       throw new LibreYOLOError('model_load_failed', `Checkpoint has no D-FINE score head (${SCORE_BIAS_KEY} is missing).`);
     }
-    // nc is the score head's width (dfine.md 2.2); the checkpoint wins over any requested nc.
+    // nc is the score head's width; the checkpoint wins over any requested nc.
     const net = new DfineDetector({ size: size as DfineSize, nc: bias.dims[0]! });
     loadDfineStateDict(net, stateDict);
     return net;

@@ -1,5 +1,5 @@
 /**
- * Fine-grained distribution refinement helpers (dfine.md 3.6): the bin values W(n), the Integral
+ * Fine-grained distribution refinement helpers: the bin values W(n), the Integral
  * (per-edge softmax dotted with W), distance2bbox and inverse_sigmoid.
  */
 import type { GraphBuilder } from '../../graph/builder.ts';

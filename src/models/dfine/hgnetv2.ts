@@ -1,5 +1,5 @@
 /**
- * HGNetv2 (dfine.md 3.1; keys `backbone.*`): a stem with asymmetric zero pads and a stride-1
+ * HGNetv2 (keys `backbone.*`): a stem with asymmetric zero pads and a stride-1
  * max-pool branch, then stages of HG blocks (a chain of convs whose outputs are all concatenated
  * with the input, then the two-conv "se" aggregation). Light blocks split each conv into a 1x1 and
  * a depthwise k x k. The ESE module of the original is never built and has no keys.

@@ -1,5 +1,5 @@
 /**
- * The host half of D-FINE's criterion (dfine.md 6.6): from the train-mode forward's predictions,
+ * The host half of D-FINE's criterion: from the train-mode forward's predictions,
  * the matchings (main, per aux layer, pre, enc; their GO union; the denoising matches) and every
  * detached quantity the original computes under no_grad or `.detach()` -- IoUs of matched boxes,
  * VFL weights from sigmoid(logits), FGL bin targets from ref0, DDF weights from the teacher's logits,

@@ -1,5 +1,5 @@
 /**
- * The terms of D-FINE's criterion (dfine.md 6.6) and the names of the host tensors that feed the
+ * The terms of D-FINE's criterion and the names of the host tensors that feed the
  * loss graph: which output each term reads, which matching its class loss uses, whether it has the
  * local (FGL, DDF) losses. Shared by the host side (loss-targets.ts) and the graph (loss.ts).
  */

@@ -1,5 +1,5 @@
 /**
- * D-FINE's criterion as graph ops (dfine.md 6.6) over the train outputs (train-outputs.ts), with
+ * D-FINE's criterion as graph ops over the train outputs (train-outputs.ts), with
  * the matchings and every detached factor fed from the host (loss-targets.ts) as dense per-query
  * tensors, so one graph serves any matching:
  * - VFL: sum(weight x BCE-with-logits(logit, IoU x one-hot));

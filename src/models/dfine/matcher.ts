@@ -1,5 +1,5 @@
 /**
- * D-FINE's Hungarian matcher on the host (dfine.md 6.5): per image, the cost of query q for gt g is
+ * D-FINE's Hungarian matcher on the host: per image, the cost of query q for gt g is
  * 5 L1(cxcywh) + 2 focal class cost (alpha 0.25, gamma 2) - 2 GIoU, NaN -> 1, and the one-to-one
  * assignment of least total cost (util/lsap.ts, scipy's semantics). The cost is evaluated in float32
  * steps as PyTorch computes it, so near-ties resolve as the original's do. Also the cross-layer
@@ -131,7 +131,7 @@ export function denoisingMatches(positiveIdx: ReadonlyArray<readonly number[]>, 
   });
 }
 
-/** Positive denoising slots (dfine.md 6.4): group g holds image b's gts at 2 G_max g + 0..n_b-1. */
+/** Positive denoising slots: group g holds image b's gts at 2 G_max g + 0..n_b-1. */
 export function denoisingPositiveIdx(numGts: readonly number[]): { positiveIdx: number[][]; groups: number; maxGts: number } {
   const maxGts = Math.max(0, ...numGts);
   if (maxGts === 0) return { positiveIdx: numGts.map(() => []), groups: 0, maxGts };

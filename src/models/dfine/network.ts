@@ -1,5 +1,5 @@
 /**
- * The D-FINE network (dfine.md 3): HGNetv2 -> HybridEncoder -> DFINETransformer decoder, state_dict
+ * The D-FINE network: HGNetv2 -> HybridEncoder -> DFINETransformer decoder, state_dict
  * paths `backbone.*`, `encoder.*`, `decoder.*` as the original. The eval graph is tied to 640x640
  * (position embedding, anchors and valid mask are baked for it, as in the original).
  */

@@ -1,5 +1,5 @@
 /**
- * D-FINE's NMS-free postprocess of one image (dfine.md 4.3): sigmoid of the class logits, top-k over
+ * D-FINE's NMS-free postprocess of one image: sigmoid of the class logits, top-k over
  * the flattened queries x classes (k = min(max_det, Q * nc), descending), query = index div nc and
  * label = index mod nc, cxcywh -> xyxy with w, h clamped at 0, scaled to the original image (no
  * clipping), then score > conf (strict).

@@ -1,5 +1,5 @@
 /**
- * Recognising a D-FINE checkpoint (dfine.md 2.2): the size from tensor shapes, and D-FINE versus
+ * Recognising a D-FINE checkpoint: the size from tensor shapes, and D-FINE versus
  * DEIM (identical keys and shapes) only from the checkpoint's `model_family` or a filename hint,
  * never guessed.
  */

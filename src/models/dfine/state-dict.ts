@@ -1,5 +1,5 @@
 /**
- * Loading a D-FINE state dict by key (dfine.md 2.3): `module.` stripped, strict about every key
+ * Loading a D-FINE state dict by key: `module.` stripped, strict about every key
  * except the duplicated `decoder.decoder.up` / `decoder.decoder.reg_scale` (which must equal the
  * registered ones). The anchors and valid mask must match the regenerated 640 buffers (the
  * valid mask and +inf positions exactly, finite anchors to float32 rounding: torch's vectorised

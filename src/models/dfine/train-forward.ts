@@ -1,12 +1,12 @@
 /**
- * D-FINE's train-mode forward (dfine.md 6.3), the values its matcher and losses read
+ * D-FINE's train-mode forward, the values its matcher and losses read
  * (train-outputs.ts has the table). As the original's model in train mode:
  * - BatchNorm on batch statistics with momentum-0.1 running-stat outputs (conv.ts), also in the
  *   frozen stem; FrozenBatchNorm2d (l, x) stays in eval. Dropout is 0 everywhere in the original's
  *   configuration, so there is none here.
  * - Position embedding, anchors and valid mask rebuilt for the input size (any multiple of 32).
  * - Every decoder layer records logits, boxes and corners; layer 0's pre head; the encoder
- *   proposals at the top-k tokens (not detached); the gradient stops of dfine.md 6.3.
+ *   proposals at the top-k tokens (not detached); the gradients stop where the original's detach() calls stop them.
  * - Contrastive denoising from injected draws (DFINE_DN_INPUTS): classes through
  *   denoising_class_embed (its padding row nc gets no gradient, as padding_idx), references in logit
  *   space prepended to the proposals, the boolean self-attention mask, then every per-query output

@@ -1,7 +1,7 @@
 /**
  * The contract between D-FINE's train-mode forward (train-forward.ts) and its matcher and losses:
- * the original's train output dict (dfine.md 6.3) as graph values, and the denoising draws the
- * forward takes as inputs (dfine.md 6.4; the host makes them, denoising.ts, or a test injects the
+ * the original's train output dict as graph values, and the denoising draws the
+ * forward takes as inputs (the host makes them, denoising.ts, or a test injects the
  * fixture's). Kept small and stable: the loss code is written against it.
  *
  * | original (train mode)                      | here                                             | shape                  |
@@ -101,7 +101,7 @@ export interface DfineTrainOutputs {
 
 /**
  * One batch's denoising draws, as the original's `get_contrastive_denoising_training_group` makes
- * them (dfine.md 6.4). `inputs` are the forward's feeds (DFINE_DN_INPUTS); the rest is what the
+ * them. `inputs` are the forward's feeds (DFINE_DN_INPUTS); the rest is what the
  * losses need (`dn_meta`).
  */
 export interface DfineDnDraw {

@@ -1,5 +1,5 @@
 /**
- * D-FINE's training hooks (dfine.md 6): the train-mode forward (train-forward.ts) with contrastive
+ * D-FINE's training hooks: the train-mode forward (train-forward.ts) with contrastive
  * denoising queries drawn on the host (the contract's `HostAssigner.draws`, denoising.ts), the
  * Hungarian matchings and the criterion's detached factors on the host (loss-targets.ts) from a
  * forward-only run of the same graph, and the criterion as graph ops (loss.ts); the original's
@@ -16,7 +16,7 @@ import { DfineNetwork } from './network.ts';
 import { emitDfineTrainForward } from './train-forward.ts';
 import { dfineDnInputSpecs, dfineTrainOutputRecord } from './train-outputs.ts';
 
-/** DFINEConfig where it differs from the core defaults (dfine.md 6.1). */
+/** DFINEConfig where it differs from the core defaults. */
 export const DFINE_TRAIN_DEFAULTS: Readonly<Record<string, unknown>> = {
   epochs: 132, batch: 16, imgsz: 640, workers: 4, lr0: 2e-4, optimizer: 'adamw', weight_decay: 1e-4, momentum: 0.9,
   warmup_epochs: 2, warmup_lr_start: 1e-6, no_aug_epochs: 4, min_lr_ratio: 0.05,
@@ -28,7 +28,7 @@ export const DFINE_TRAIN_DEFAULTS: Readonly<Record<string, unknown>> = {
 export const DFINE_BACKBONE_LR_MULT = 0.5;
 
 /**
- * The original's four AdamW groups (dfine.md 6.1), empty ones left out: head with decay, head
+ * The original's four AdamW groups, empty ones left out: head with decay, head
  * without, backbone with, backbone without (LR x backbone_lr_mult). No decay for names holding
  * "norm", ".bn.", "bias" or "lab.scale" (substrings: MHA's in_proj_bias included).
  */
@@ -139,7 +139,7 @@ export function dfineTrainingHooks(create: (size: string, nc: number, sd: StateD
     assigner: dfineAssigner,
     defaults: DFINE_TRAIN_DEFAULTS,
     adaptClasses(sd, size, nc) {
-      // The original rebuilds at nc and copies every tensor whose shape still matches (dfine.md 2.2).
+      // The original rebuilds at nc and copies every tensor whose shape still matches.
       const fresh = create(size, nc, null);
       const keep = new Map<string, HostTensor>();
       for (const [k, p] of fresh.namedTensors()) {

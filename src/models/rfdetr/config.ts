@@ -1,4 +1,4 @@
-/** RF-DETR detection sizes and the hyper-parameters they share (rfdetr.md 1.1). */
+/** RF-DETR detection sizes and the hyper-parameters they share. */
 
 export const RFDETR_SIZES = ['n', 's', 'm', 'l'] as const;
 export type RfdetrSize = (typeof RFDETR_SIZES)[number];

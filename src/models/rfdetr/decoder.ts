@@ -1,5 +1,5 @@
 /**
- * The LW-DETR decoder (rfdetr.md 3.10; keys `transformer.decoder.*`): post-norm layers of
+ * The LW-DETR decoder (keys `transformer.decoder.*`): post-norm layers of
  * self-attention (q = k = tgt + pos, v = tgt), multi-scale deformable cross-attention on the raw
  * projector memory and a ReLU FFN; with `lite_refpoint_refine` every layer uses the same reference
  * boxes and one query positional embedding computed from them.

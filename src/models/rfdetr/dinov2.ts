@@ -1,5 +1,5 @@
 /**
- * The windowed DINOv2 backbone (rfdetr.md 3.2-3.5; keys `backbone.0.encoder.encoder.*`): 16x16 patch
+ * The windowed DINOv2 backbone (keys `backbone.0.encoder.encoder.*`): 16x16 patch
  * embedding, position embedding resized to the input grid, 12 pre-norm ViT layers with LayerScale
  * (layers 3, 6, 9 attend over the whole image, the others inside each of the 2x2 windows), and the
  * shared final LayerNorm on the four stage taps, returned un-windowed as `[B, 384, H/16, W/16]`.

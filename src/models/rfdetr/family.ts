@@ -1,5 +1,5 @@
 /**
- * RF-DETR as a registered family (rfdetr.md 1-6): checkpoint recognition (LibreYOLO v1.0 wrappers,
+ * RF-DETR as a registered family: checkpoint recognition (LibreYOLO v1.0 wrappers,
  * upstream state dicts with their `module.`/`model.`/`_orig_mod.` prefixes), size from the
  * position-embedding table, nc from the class head (nc + 1 columns), Pillow-stretch + ImageNet
  * preprocessing, the NMS-free top-k over queries x (nc + 1) columns with unclipped boxes, the
@@ -56,16 +56,16 @@ export const rfdetrFamily: ModelFamily = {
   imgszStride: 32,
   // The original's flags: batched predict (the base default) and flip-only TTA (fixed-square resize).
   capabilities: { ...DEFAULT_CAPABILITIES, SUPPORTS_BATCHED_PREDICT: true, TTA_FIXED_SIZE: true },
-  // rfdetr.md 4.1: Pillow BILINEAR stretch to the input size, /255, ImageNet mean/std.
+  // Pillow BILINEAR stretch to the input size, /255, ImageNet mean/std.
   input: { resize: 'stretch', filter: 'pil', pad: 0, channels: 'rgb', scale: 1 / 255, mean: [0.485, 0.456, 0.406], std: [0.229, 0.224, 0.225] },
   // An upstream COCO head scores the 91 COCO category ids: read as the 80 classes, the unused ids'
-  // pairs dropped after the conf threshold (rfdetr.md 4.2 step 6, the original's _COCO91_TO_COCO80).
+  // pairs dropped after the conf threshold (the original's _COCO91_TO_COCO80).
   postprocess: { kind: 'topk', k: C.numQueries, clip: false, columnClasses: (columns, nc) => (columns === 91 && nc === 80 ? COCO91_TO_COCO80 : null) },
   defaultNames: (networkNc) => (networkNc === 90 ? COCO_NAMES : null),
   // The original's export: opset 17 (LayerNormalization), dynamic batch only, H and W static.
   exportOpset: 17,
   staticExportSize: true,
-  // rfdetr.md 6.2: heads, the patch embedding and the ref-point MLP stay float (substring match).
+  // Heads, the patch embedding and the ref-point MLP stay float (substring match).
   quantize: { keepFloat: ['class_embed', 'bbox_embed', 'angle_embed', 'keypoint_head', 'segmentation_head', 'embeddings', 'ref_point', 'dfl'] },
   onnx: {
     // A file without metadata is told by its output pair, under the original's export names (D-FINE

@@ -1,5 +1,5 @@
 /**
- * Fresh RF-DETR weights as the original initialises them (rfdetr.md 7.7), seeded: DINOv2 linear and
+ * Fresh RF-DETR weights as the original initialises them, seeded: DINOv2 linear and
  * conv weights, the position table and cls token truncated-normal(0.02), biases 0, LayerNorms 1/0,
  * LayerScale 1; the transformer xavier-uniform; deformable attention's offsets 0 with the per-head
  * direction prior in their bias, attention weights 0; class biases -log(99), last box layers 0,

@@ -1,5 +1,5 @@
 /**
- * RF-DETR detection (LW-DETR over a windowed DINOv2), eval graph (rfdetr.md 3): backbone ->
+ * RF-DETR detection (LW-DETR over a windowed DINOv2), eval graph: backbone ->
  * projector -> two-stage proposals (group 0 only, top-300 by the max over all nc+1 logits) -> decoder
  * with learned queries and reparameterised reference boxes -> class logits and boxes of the last
  * layer. Graph contract as the original's export: `input [B,3,H,W]` (normalised RGB) -> `dets
@@ -196,7 +196,7 @@ export class RfdetrNetwork extends Module {
     const tr = this.transformer;
     const memory = transpose(b, reshape(b, p4, [0, C.hiddenDim, n]), [0, 2, 1]);
 
-    // Two-stage proposals, group 0 (rfdetr.md 3.8).
+    // Two-stage proposals, group 0.
     const prop = proposals(grid);
     const enc = b.scope('transformer', () => b.scope('proposals', () => {
       const headsIn = prop.allValid ? memory : b.op('Mul', [memory, b.constant('valid', float32(prop.valid, [1, n, 1]))]);

@@ -1,5 +1,5 @@
 /**
- * The multi-scale projector at its single P4 level (rfdetr.md 3.6; keys
+ * The multi-scale projector at its single P4 level (keys
  * `backbone.0.projector.stages.0.*`): the four stage maps concatenated (1536 channels), a C2f of
  * ConvX blocks (conv, channels-first LayerNorm named `bn`, SiLU) and a final channels-first LayerNorm.
  */

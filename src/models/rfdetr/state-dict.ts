@@ -1,5 +1,5 @@
 /**
- * Loading an RF-DETR state dict by key (rfdetr.md 2.1-2.2): prefixes stripped, class width and query
+ * Loading an RF-DETR state dict by key: prefixes stripped, class width and query
  * tables adapted, the position-embedding grid resized to the size's grid, unexpected keys refused,
  * missing keys refused except the class heads (which then keep their fresh rows).
  */

@@ -1,5 +1,5 @@
 /**
- * YOLOv9 building blocks (yolo9.md 1.1) as emitting modules. Child names are the June-2026
+ * YOLOv9 building blocks as emitting modules. Child names are the June-2026
  * state_dict names; the second argument of addModule is the newer upstream spelling.
  */
 import type { GraphBuilder } from '../../graph/builder.ts';

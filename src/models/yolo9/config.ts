@@ -1,4 +1,4 @@
-/** Per-size YOLOv9 configuration (yolo9.md 1.2). */
+/** Per-size YOLOv9 configuration. */
 
 export type Yolo9Size = 't' | 's' | 'm' | 'c';
 export const YOLO9_SIZES: readonly Yolo9Size[] = ['t', 's', 'm', 'c'];
@@ -85,7 +85,7 @@ export const YOLO9_CONFIGS: Record<Yolo9Size, Yolo9Config> = {
 export const YOLO9_STRIDES = [8, 16, 32] as const;
 export const REG_MAX = 16;
 
-/** Class-tower width of a fresh model (yolo9.md 1.4); loaded models read it from the checkpoint. */
+/** Class-tower width of a fresh model; loaded models read it from the checkpoint. */
 export function defaultClassWidth(size: Yolo9Size, nc: number): number {
   return Math.max(YOLO9_CONFIGS[size].headChannels[0], Math.min(nc, 100));
 }

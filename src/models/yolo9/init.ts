@@ -1,7 +1,8 @@
 /**
  * Fresh-model initialisation as PyTorch defaults (Conv2d kaiming-uniform(a=sqrt 5) => U(+-1/sqrt(fan_in))
- * for weights and biases; BN gamma 1, beta 0, running stats 0/1) plus the head bias priors
- * (yolo9.md 1.4). Seeded so fresh models are reproducible.
+ * for weights and biases; BN gamma 1, beta 0, running stats 0/1) plus the head bias priors of the
+ * original's DDetect (box towers 1.0, class towers log(5 / nc / (640 / stride)^2)). Seeded so fresh
+ * models are reproducible.
  */
 import { Parameter } from '../../graph/module.ts';
 import { YOLO9_STRIDES } from './config.ts';

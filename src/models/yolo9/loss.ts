@@ -1,5 +1,5 @@
 /**
- * The YOLOv9 training loss as graph ops (yolo9.md 4.7): task-aligned assignment on detached
+ * The YOLOv9 training loss as graph ops: task-aligned assignment on detached
  * predictions (top 10, IoU^6 x class^0.5, CIoU), CIoU box loss, DFL loss (reg_max 16), BCE class
  * loss, weights 7.5 / 1.5 / 0.5, normalised by the sum of soft class targets. Being graph ops, the
  * assigner runs on whatever execution provider runs the step.

@@ -1,5 +1,5 @@
 /**
- * The YOLOv9 detection network (yolo9.md 1.3-1.4): backbone, neck and DDetect head, emitting an
+ * The YOLOv9 detection network: backbone, neck and DDetect head, emitting an
  * inference graph `images [B,3,H,W] -> output [B,4+nc,A]` with DFL, anchors and strides in-graph.
  */
 import type { GraphBuilder } from '../../graph/builder.ts';

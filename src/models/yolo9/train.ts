@@ -47,7 +47,7 @@ export function yolo9TrainingHooks(create: (size: string, sd: StateDict) => Dete
       const l = b.scope('loss', () => emitYolo9Loss(b, levels, inputs.targets, { ...shape, nc: net.nc }));
       return { total: l.total, components: { box: l.box, dfl: l.dfl, cls: l.cls }, numFg: l.numFg };
     },
-    // The core's TRAIN_DEFAULTS are YOLOv9's (yolo9.md 4.1).
+    // The core's TRAIN_DEFAULTS are YOLOv9's.
     defaults: {},
     adaptClasses: (sd, size, nc, seed) => yolo9ForClasses(sd, nc, seed, (s) => create(size, s)),
     initialize: (network, seed) => initializeFresh(asYolo9(network), seed),

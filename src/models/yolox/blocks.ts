@@ -1,5 +1,5 @@
 /**
- * YOLOX building blocks (yolox.md 2.1) as emitting modules; child names are the original's
+ * YOLOX building blocks as emitting modules; child names are the original's
  * state_dict names. BaseConv is the shared Conv(no bias) + BatchNorm(eps 1e-3) + SiLU module.
  */
 import type { GraphBuilder } from '../../graph/builder.ts';

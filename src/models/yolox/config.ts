@@ -1,5 +1,5 @@
 /**
- * Per-size YOLOX configuration (yolox.md 1.1): depth and width multipliers, depthwise convs for
+ * Per-size YOLOX configuration: depth and width multipliers, depthwise convs for
  * nano only, and the per-size input size the original predicts, validates and exports at.
  */
 

@@ -1,5 +1,5 @@
 /**
- * YOLOX as a registered family (yolox.md 1.3): checkpoint recognition, size and class count from the
+ * YOLOX as a registered family: checkpoint recognition, size and class count from the
  * tensors, loading the original's keys (Megvii's layout, so upstream `yolox_*.pth` state dicts load
  * as is) with the prefixes its loader strips, BGR 0..255 preprocessing and the candidate step.
  */

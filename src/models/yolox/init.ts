@@ -1,5 +1,5 @@
 /**
- * Fresh YOLOX weights as PyTorch's defaults (yolox.md 2.5): conv weights and biases U(+-1/sqrt(fan_in))
+ * Fresh YOLOX weights as PyTorch's defaults: conv weights and biases U(+-1/sqrt(fan_in))
  * (kaiming-uniform with a = sqrt 5), BatchNorm gamma 1, beta 0, running mean 0, variance 1. The
  * original sets no head-bias prior here (training setup does). Seeded for reproducible fresh models.
  */

@@ -1,5 +1,5 @@
 /**
- * The YOLOX training loss as graph ops (yolox.md 5.5), given the host SimOTA assignment (simota.ts,
+ * The YOLOX training loss as graph ops, given the host SimOTA assignment (simota.ts,
  * fed as inputs by assign.ts): over foreground anchors, 5 x (1 - IoU^2) of the decoded box with its
  * gt; BCE of the objectness logit against the foreground mask over every anchor; BCE of the class
  * logits against one-hot x the assignment's IoU (soft targets); and, with the `use_l1` switch, the L1

@@ -1,5 +1,5 @@
 /**
- * The YOLOX detection network (yolox.md 2.3-2.4): CSPDarknet backbone, PAFPN neck and the decoupled
+ * The YOLOX detection network: CSPDarknet backbone, PAFPN neck and the decoupled
  * head, emitting `images [B,3,H,W]` (BGR 0..255) -> `output [B,N,5+nc]` = cx, cy, w, h in input
  * pixels, objectness and class probabilities: the original's export layout, decoded in-graph.
  */

@@ -1,5 +1,5 @@
 /**
- * YOLOX detection candidates of one image (yolox.md 3.3), from its `[N, 5+nc]` slot of the decoded
+ * YOLOX detection candidates of one image, from its `[N, 5+nc]` slot of the decoded
  * output (cx, cy, w, h in input pixels, objectness, class probabilities): score = obj * cls with
  * one label per anchor (the first maximum), strictly above `conf`; xyxy; and only when the letterbox
  * ratio is not 1, divided by float32(ratio), clamped to the image and stripped of empty boxes.

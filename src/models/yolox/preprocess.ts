@@ -1,5 +1,5 @@
 /**
- * YOLOX predict preprocessing (yolox.md 3.2): r = min(H/h0, W/w0), resize to (int(w0 r), int(h0 r))
+ * YOLOX predict preprocessing: r = min(H/h0, W/w0), resize to (int(w0 r), int(h0 r))
  * with Pillow's BILINEAR filter (antialiased when downscaling), paste top-left on a 114 canvas, then
  * BGR planes of float32 0..255 (no /255, no mean/std).
  * The resize is Pillow's integer arithmetic (data/pil-resize.ts).

@@ -1,5 +1,5 @@
 /**
- * SimOTA target assignment (yolox.md 5.4), per image, on the host: centre prior of radius 1.5
+ * SimOTA target assignment, per image, on the host: centre prior of radius 1.5
  * strides, pairwise IoU of ground truths with candidate predicted boxes, class cost (BCE of
  * sqrt(cls * obj) against the one-hot class over all classes), cost = cls + 3 * -ln(IoU + 1e-8) +
  * 1e6 outside the gt's own region, dynamic k = max(1, int(sum of the 10 best IoUs)), the k cheapest

@@ -1,5 +1,5 @@
 /**
- * YOLOX's training hooks (yolox.md 5): SimOTA on the host (assign.ts) between the train-mode forward
+ * YOLOX's training hooks: SimOTA on the host (assign.ts) between the train-mode forward
  * and the loss graph (loss.ts), the L1 term switched on for the last `no_aug_epochs`, the original's
  * recipe as defaults, its warm-up + cosine + final-plateau LR schedule, the head-bias prior set at
  * setup (also when fine-tuning), and the class-layer rebuild for another class count.
@@ -14,7 +14,7 @@ import { emitYoloxLoss } from './loss.ts';
 /** `-ln((1 - 0.01) / 0.01)`: the cls and obj bias prior of `initialize_biases(0.01)`. */
 export const BIAS_PRIOR = -Math.log((1 - 0.01) / 0.01);
 
-/** The original's YOLOXConfig where it differs from the core defaults (yolox.md 5.1). */
+/** The original's YOLOXConfig where it differs from the core defaults. */
 export const YOLOX_TRAIN_DEFAULTS: Readonly<Record<string, unknown>> = {
   epochs: 300, batch: 16, imgsz: 640, workers: 4, lr0: 0.01, momentum: 0.9, nesterov: true, weight_decay: 5e-4,
   warmup_epochs: 5, warmup_lr_start: 0, no_aug_epochs: 15, min_lr_ratio: 0.05, scheduler: 'warmcos',
