@@ -224,6 +224,32 @@ describe('parity with the original YOLOv9-t-seg', () => {
     }
   });
 
+  it('batch 2 and stream give each image the masks it gets alone', async () => {
+    const sample = join(REPO_ROOT, 'assets/sample.jpg');
+    const alone = [await model.predictOne(PHOTO, { conf: 0.05 }), await model.predictOne(sample, { conf: 0.05 })];
+    const batched = await model.predict([PHOTO, sample], { conf: 0.05, batch: 2 });
+    const streamed: Results[] = [];
+    for await (const r of model.predict([PHOTO, sample], { conf: 0.05, stream: true })) streamed.push(r);
+    for (const got of [batched, streamed]) {
+      got.forEach((r, i) => {
+        assert.deepEqual(r.masks?.shape, alone[i]!.masks?.shape, `image ${i}`);
+        const diff = r.masks!.runs.reduce((s, runs, k) => s + runsXorCount(runs, alone[i]!.masks!.runs[k]!), 0);
+        assert.ok(diff <= 20, `image ${i}: ${diff} mask pixels differ from the single-image run`);
+      });
+    }
+  });
+
+  it('quantize fp16 keeps the segment outputs: masks still come back', async () => {
+    const q = await LibreYOLO(fixture('yolo9t_seg_ref.pt'), { progress: false });
+    try {
+      await q.quantize({ recipe: 'fp16' });
+      const r = await q.predictOne(PHOTO, { conf: 0.05, iou: 0.45 });
+      assert.ok(r.masks && r.masks.length === r.length && r.length >= 30, `${r.length} detections, ${r.masks?.length} masks`);
+    } finally {
+      await q.close();
+    }
+  });
+
   it('a .onnx whose metadata says segment but whose outputs are a detector\'s is refused', async () => {
     const graph = buildExportGraph(getFamily('yolo9').create({ size: 't', nc: 2 }), { batch: 1, height: 64, width: 64 });
     graph.metadata = exportMetadata({ version: '0', family: 'yolo9', size: 't', task: 'segment', names: { 0: 'a', 1: 'b' }, imgsz: [64, 64], dynamic: false, precision: 'fp32' });
