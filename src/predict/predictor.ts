@@ -4,6 +4,7 @@
  * (`decode`, `letterbox`, `forward`, `session.run (worker)`, `nms`, `results`, `save`) are what the
  * profiler reads.
  */
+import { LibreYOLOError } from '../errors.ts';
 import type { RgbImage } from '../data/rgb-image.ts';
 import type { SourceItem } from '../data/sources.ts';
 import type { HostTensor } from '../graph/tensor.ts';
@@ -20,7 +21,7 @@ import { runChunks, type ImageOutput, type Job, type LoadErrorHandler, type Pipe
 import { CLASS_FILTER_MIN_DET, filterClasses, postprocessDetections, type Detections } from './postprocess.ts';
 import { Boxes, Results } from './results.ts';
 import type { Masks } from './masks.ts';
-import { segmentDetections } from './segment.ts';
+import { mergeSegmentViews, segmentDetections, type SegmentView } from './segment.ts';
 import { saveAnnotated } from './save.ts';
 import { sourceFailure, SourcesFailedError, type SourceFailure } from './source-failures.ts';
 import { checkAugmentTask, tilingMode } from './task-gates.ts';
@@ -204,26 +205,42 @@ async function predictTiled(ctx: PredictContext, item: SourceItem, index: number
 /** The image and its mirrored (and scaled) views, one eager stacked forward, merged by per-class NMS. */
 async function predictAugmented(ctx: PredictContext, item: SourceItem, index: number, image: RgbImage, size: [number, number], opts: ResolvedPredictOptions, isBatch: boolean): Promise<Results> {
   const t0 = performance.now();
-  const views = ttaViews(image, ttaScales(ctx.family.capabilities));
+  const scales = ttaScales(ctx.family.capabilities);
+  if (ctx.task === 'segment' && scales.some((s) => s !== 1)) {
+    throw new LibreYOLOError('config_unsupported', `Test-time augmentation of segment models runs at scale 1.0 only; ${ctx.family.displayName} declares scales ${scales.join(', ')}. Use augment=false.`);
+  }
+  const views = ttaViews(image, scales);
   const jobs: Array<Job<View>> = views.map((v, k) => ({ meta: v, label: `${item.label} view ${k}`, load: () => v.image }));
   const stack = ctx.family.capabilities.SUPPORTS_BATCHED_PREDICT && !ctx.training;
   // The class filter runs after the merge, on a wider candidate set, as in the original.
   const viewOpts = { conf: opts.conf, iou: opts.iou, classes: null, maxDet: opts.classes ? Math.max(opts.maxDet, CLASS_FILTER_MIN_DET) : opts.maxDet };
   const parts: Detections[] = [];
+  const segmented: SegmentView[] = [];
   let inference = 0;
   let load = 0;
   for await (const chunk of runChunks(pipelineCtx(ctx, true), jobs, views.length, stack, size)) {
     for (const o of chunk) {
       inference += o.inferenceMs;
       load += o.loadMs;
-      parts.push(unmapView(detectionsOf(ctx, o, viewOpts), o.meta, image.width, image.height));
+      if (ctx.task === 'segment') {
+        const { det, masks } = segmentDetections(ctx.family, o, viewOpts);
+        segmented.push({ det: unmapView(det, o.meta, image.width, image.height), masks, flipped: o.meta.flipped });
+      } else {
+        parts.push(unmapView(detectionsOf(ctx, o, viewOpts), o.meta, image.width, image.height));
+      }
     }
   }
   const t1 = performance.now();
-  let det = parts.length ? span('nms', 'postprocess', () => mergeDetections(parts, opts.iou)) : emptyDetections();
-  if (opts.classes) det = filterClasses(det, opts.classes, -1);
-  det = truncate(det, opts.maxDet);
-  const result = makeResults(ctx, det, image, item, withLoad({ preprocess: t1 - t0 - inference - load, inference, postprocess: performance.now() - t1 }, load));
+  let det: Detections;
+  let masks: Masks | null = null;
+  if (ctx.task === 'segment') {
+    ({ det, masks } = span('nms', 'postprocess', () => mergeSegmentViews(segmented, opts)));
+  } else {
+    det = parts.length ? span('nms', 'postprocess', () => mergeDetections(parts, opts.iou)) : emptyDetections();
+    if (opts.classes) det = filterClasses(det, opts.classes, -1);
+    det = truncate(det, opts.maxDet);
+  }
+  const result = makeResults(ctx, det, image, item, withLoad({ preprocess: t1 - t0 - inference - load, inference, postprocess: performance.now() - t1 }, load), masks);
   await savePlain(image, result, item, index, opts, isBatch);
   return result;
 }

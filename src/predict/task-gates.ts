@@ -57,9 +57,10 @@ export function checkAugmentAtCall(task: string): void {
   if (m) throw new LibreYOLOError('config_unsupported', m);
 }
 
-/** Throws for tasks whose payloads flip-TTA cannot merge (only box tasks are implemented here). */
+/** Throws for tasks whose payloads flip-TTA cannot merge (boxes and masks are implemented here). */
 export function checkAugmentTask(task: string): void {
   const m = TTA_REFUSED[task] ?? TTA_REFUSED_AT_CALL[task];
   if (m) throw new LibreYOLOError('config_unsupported', m);
-  if (task !== 'detect') throw new LibreYOLOError('config_unsupported', `${TTA_PREFIX} ${task} models yet. Use augment=false for ${task} models.`);
+  // Masks are mirrored back and follow their boxes through the merge.
+  if (task !== 'detect' && task !== 'segment') throw new LibreYOLOError('config_unsupported', `${TTA_PREFIX} ${task} models yet. Use augment=false for ${task} models.`);
 }

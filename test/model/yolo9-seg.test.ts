@@ -15,7 +15,9 @@ import { getFamily } from '../../src/models/index.ts';
 import { resolveTask } from '../../src/models/tasks.ts';
 import { readSafetensors, writeSafetensors } from '../../src/weights/safetensors.ts';
 import { loadCheckpointFile } from '../../src/weights/checkpoint.ts';
-import { runsXorCount } from '../../src/data/masks/rle.ts';
+import { flipRuns, runsXorCount } from '../../src/data/masks/rle.ts';
+import { loadImageFile } from '../../src/data/image.ts';
+import { flipHorizontal } from '../../src/predict/tta.ts';
 import { segmentDetections } from '../../src/predict/segment.ts';
 import type { ImageOutput } from '../../src/predict/pipeline.ts';
 import type { HostTensor } from '../../src/graph/tensor.ts';
@@ -237,6 +239,26 @@ describe('parity with the original YOLOv9-t-seg', () => {
         assert.ok(diff <= 20, `image ${i}: ${diff} mask pixels differ from the single-image run`);
       });
     }
+  });
+
+  it('augment: TTA merges the mirrored view with its masks mirrored back (TTA of the mirrored photo is the mirror image)', async () => {
+    const photo = await loadImageFile(PHOTO);
+    const a = await model.predictOne(photo, { conf: 0.05, augment: true });
+    const b = await model.predictOne(flipHorizontal(photo), { conf: 0.05, augment: true });
+    const plain = await model.predictOne(photo, { conf: 0.05 });
+    assert.ok(a.masks && b.masks && a.length === a.masks.length && a.length === b.length, `${a.length} vs ${b.length} detections`);
+    assert.notDeepEqual(a.masks.runs, plain.masks!.runs, 'the merge took rows from the mirrored view');
+    const W = photo.width;
+    for (let i = 0; i < a.length; i++) {
+      const [x1, y1, x2, y2] = a.boxes.xyxy[i]!;
+      const j = b.boxes.xyxy.findIndex(([u1, v1, u2, v2]) => Math.abs(W - u2 - x1) < 1e-3 && Math.abs(v1 - y1) < 1e-3 && Math.abs(W - u1 - x2) < 1e-3 && Math.abs(v2 - y2) < 1e-3);
+      assert.ok(j >= 0, `detection ${i} has a mirrored partner`);
+      assert.equal(runsXorCount(flipRuns(b.masks.runs[j]!, W, photo.height), a.masks.runs[i]!), 0, `mask ${i} is the mirror of its partner's`);
+    }
+  });
+
+  it('tiling is refused for segment models with the original message', async () => {
+    await assert.rejects(model.predictOne(PHOTO, { tiling: true }), /Tiled inference does not support segmentation masks\. Use non-tiled inference for instance segmentation\./);
   });
 
   it('quantize fp16 keeps the segment outputs: masks still come back', async () => {

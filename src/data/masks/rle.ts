@@ -94,3 +94,11 @@ export function runsXorCount(a: Int32Array, b: Int32Array): number {
   }
   return diff;
 }
+
+/** A `width x height` mask's runs mirrored left-right. */
+export function flipRuns(runs: Int32Array, width: number, height: number): Int32Array {
+  const px = new Uint8Array(width * height);
+  decodeRunsInto(runs, px, 0, width * height);
+  for (let y = 0; y < height; y++) px.subarray(y * width, (y + 1) * width).reverse();
+  return encodeRuns(px);
+}
