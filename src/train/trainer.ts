@@ -2,7 +2,7 @@
  * The training loop: epochs of forward + loss + backward on ONNX Runtime (one
  * session per step shape, `TrainStep`), the optimizer and LR schedule on the host, EMA of the
  * weights, gradient accumulation when the nominal batch `nbs` exceeds the micro-batch, close-mosaic
- * for the last `no_aug_epochs`, validation every `eval_interval` epochs on the EMA weights, and the
+ * for the last `no_aug_epochs`, validation every `eval_interval` epochs and at the final one on the EMA weights, and the
  * run directory `runs/train/<name>[N]/` with `weights/last.pt`, `best.pt`, `epoch_<n>.pt`,
  * `results.csv`, `train_config.yaml` and `summary.json`.
  *
@@ -481,7 +481,9 @@ export class Trainer {
         }
         const final = epoch + 1 === cfg.epochs;
         let metrics: ValMetrics | null = null;
-        if ((epoch + 1) % cfg.eval_interval === 0 || (final && cfg.save_plots)) {
+        // The final epoch always validates, so a run shorter than eval_interval still ends with a
+        // mAP and a best.pt (the original validates it only with save_plots).
+        if ((epoch + 1) % cfg.eval_interval === 0 || final) {
           metrics = await this.validate();
           this.results.val_metrics = metrics;
           this.results.epoch_metrics.push({ epoch: epoch + 1, ...metrics });

@@ -97,3 +97,21 @@ describe('newcomer: profile and devices on a CPU-only machine', { concurrency: 2
     assert.doesNotMatch(web.stderr, /XDG_RUNTIME_DIR|\.cc:\d|\.cpp:\d|dawn/i);
   });
 });
+
+describe('newcomer: a short train ends with a result', () => {
+  it('epochs=2 with the default eval_interval 10 validates the final epoch, writes best.pt and prints where best and last went', async () => {
+    const data = join(cwd, 'short-train');
+    const synth = await runCli(['data', 'synth', '--out', data, '--seed', '3', '--train', '4', '--val', '2', '--imgsz', '64', '--classes', '1'], cwd);
+    assert.equal(synth.code, 0, synth.stderr);
+    const r = await runCli(['train', `data=${join(data, 'data.yaml')}`, 'model=yolo9t', 'epochs=2', 'batch=2', 'imgsz=64', 'workers=0', `project=${join(cwd, 'runs')}`, 'name=short'], cwd, {}, { timeoutMs: 600_000 });
+    assert.equal(r.code, 0, r.stderr);
+    const weights = join(cwd, 'runs', 'short', 'weights');
+    const best = new RegExp(`^best: ${join(weights, 'best.pt').replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} \\(mAP50-95 \\d\\.\\d{4}, mAP50 \\d\\.\\d{4}, epoch 2\\)$`, 'm');
+    assert.match(r.stdout, best);
+    assert.match(r.stdout, new RegExp(`^last: ${join(weights, 'last.pt').replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`, 'm'));
+    assert.ok(existsSync(join(weights, 'best.pt')) && existsSync(join(weights, 'last.pt')));
+    const rows = readFileSync(join(cwd, 'runs', 'short', 'results.csv'), 'utf8').trim().split('\n');
+    const validated = rows[0]!.split(',').indexOf('validated');
+    assert.deepEqual(rows.slice(1).map((row) => row.split(',')[validated]), ['False', 'True'], 'epoch 1 skipped, the final epoch validated');
+  });
+});

@@ -19,11 +19,15 @@ describe('model.train()', () => {
     const before = tensors();
     try {
       const r = await model.train({ data: yaml, epochs: 2, batch: 2, imgsz: 64, workers: 0, seed: 0, project: join(tmp, 'runs'), name: 'm', verbose: false });
-      // Two epochs never validate (eval_interval 10), so there is no best.pt: last.pt is what comes back.
-      assert.equal(r.best_checkpoint ?? null, null);
+      // Two epochs with eval_interval 10: the final epoch still validates, so best.pt exists (it is
+      // that epoch's weights, as last.pt is) and is what comes back.
+      assert.equal(r.best_checkpoint, join(tmp, 'runs', 'm', 'weights', 'best.pt'));
       assert.equal(r.last_checkpoint, join(tmp, 'runs', 'm', 'weights', 'last.pt'));
-      assert.ok(existsSync(r.last_checkpoint!));
-      const saved = (await loadCheckpointFile(r.last_checkpoint!)).stateDict;
+      assert.ok(existsSync(r.last_checkpoint!) && existsSync(r.best_checkpoint!));
+      assert.equal(r.epoch_metrics.length, 1);
+      assert.equal(r.epoch_metrics[0]!.epoch, 2);
+      assert.equal(r.best_epoch, 2);
+      const saved = (await loadCheckpointFile(r.best_checkpoint!)).stateDict;
       const after = tensors();
       assert.equal(after.size, saved.size);
       let changed = 0;
@@ -33,14 +37,14 @@ describe('model.train()', () => {
       }
       assert.ok(changed > after.size / 2, `training changed ${changed} of ${after.size} tensors`);
       assert.equal(model.names[0], 'circle');
-      // The trained model is what last.pt loads as: its input size (the training imgsz, not the
+      // The trained model is what best.pt loads as: its input size (the training imgsz, not the
       // fresh model's 640), its file and format.
       assert.deepEqual(model.imgsz, [64, 64]);
-      assert.equal(model.weightsPath, r.last_checkpoint);
+      assert.equal(model.weightsPath, r.best_checkpoint);
       assert.equal(model.format, 'pt');
-      // Predictions at the default size are those of last.pt loaded afresh.
+      // Predictions at the default size are those of best.pt loaded afresh.
       const val = join(tmp, 'd', 'images', 'val');
-      const fresh = await LibreYOLO(r.last_checkpoint!, { progress: false });
+      const fresh = await LibreYOLO(r.best_checkpoint!, { progress: false });
       try {
         assert.deepEqual(fresh.imgsz, model.imgsz);
         const [ours, theirs] = [await model.predict(val, { conf: 0.001 }) as Results[], await fresh.predict(val, { conf: 0.001 }) as Results[]];
