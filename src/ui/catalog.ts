@@ -1,6 +1,6 @@
 /**
  * The models `libreyolo ui` offers and accepts: the bundled default, weights files found in the
- * working directory and its weights/ folder, and the published detection weights (downloaded into
+ * working directory and its weights/ folder, and the published weights this package runs (downloaded into
  * weights/ on first use, as `predict` does). Anything else must be a weights file under the working
  * directory: a page cannot make the server read an arbitrary path.
  */
@@ -8,6 +8,8 @@ import { readdir, realpath, stat } from 'node:fs/promises';
 import { extname, isAbsolute, join, relative, resolve } from 'node:path';
 import { DEFAULT_MODEL } from '../assets.ts';
 import { LibreYOLOError } from '../errors.ts';
+import { familyTasks, getFamily } from '../models/index.ts';
+import { TASK_SUFFIXES } from '../models/tasks.ts';
 import { knownWeightNames, parseWeightName } from '../weights/hub.ts';
 
 const WEIGHT_EXTS = new Set(['.pt', '.onnx', '.safetensors']);
@@ -28,7 +30,11 @@ async function localWeights(cwd: string): Promise<string[]> {
 
 /** The names the page's Model list shows, the default first. */
 export async function modelNames(cwd: string): Promise<string[]> {
-  const published = knownWeightNames().filter((n) => parseWeightName(n)?.taskSuffix === '');
+  // Published weights of the tasks their family runs here (detect, and segment where the family has it).
+  const published = knownWeightNames().filter((n) => {
+    const w = parseWeightName(n);
+    return w !== null && (w.taskSuffix === '' || familyTasks(getFamily(w.family)).includes(TASK_SUFFIXES[w.taskSuffix] ?? ''));
+  });
   const local = await localWeights(cwd);
   return [...new Set([UI_DEFAULT_MODEL, ...local, ...published])];
 }

@@ -18,7 +18,6 @@ interface UiFlags {
   maxMegapixels: number;
   json: boolean;
   quiet: boolean;
-  verbose: boolean;
 }
 
 function positive(name: string, v: number): number {
@@ -37,7 +36,6 @@ export function uiCommand(): Command {
     .option('--max-megapixels <n>', 'largest decoded image accepted, megapixels', parseNumber('max_megapixels'), DEFAULT_MAX_PIXELS / 1e6)
     .option('--json', 'print the address as one JSON object', false)
     .option('--quiet', 'no log lines on stderr', false)
-    .option('--verbose', 'same as the default here (every log line is shown)', false)
     .action(async (flags: UiFlags) => {
       if (flags.port < 0 || flags.port > 65535) throw new LibreYOLOError('config_range_error', `port must be in [0, 65535], got ${flags.port}`);
       parseDevice(flags.device); // a bad device fails now, not at the first inference
