@@ -4,7 +4,7 @@
  * `dynamic` frees batch, height and width (anchors are then computed in-graph).
  */
 import { EXPORT_FORMATS, findExportFormat } from './formats.ts';
-import { writeUnique } from '../util/fs.ts';
+import { writeFileAtomic, writeUnique } from '../util/fs.ts';
 import { basename, dirname, extname, join, resolve } from 'node:path';
 import { ASSETS_DIR } from '../assets.ts';
 import { LibreYOLOError } from '../errors.ts';
@@ -55,9 +55,12 @@ export interface ExportOptions {
   /**
    * Output file; default next to the weights as `<stem>.onnx` (`<stem>_fp16.onnx` with half,
    * `<stem>_<recipe>_quant.onnx` quantized). An existing file is never replaced: the export then goes
-   * to `<stem>2.onnx`, `<stem>3.onnx`, ... (with a warning), and the path returned says where.
+   * to `<stem>2.onnx`, `<stem>3.onnx`, ... (`<stem>_fp16-2.onnx` after a digit; with a warning), and
+   * the path returned says where.
    */
   output_path?: string;
+  /** Replace an existing file at the output path (written to a temporary name, then renamed). Default false. */
+  overwrite?: boolean;
 }
 
 /**
@@ -115,10 +118,15 @@ export async function exportOnnx(model: ExportSource, options: ExportOptions, wa
     version: VERSION, family: model.family.name, size: model.size, task: model.task, names: model.names,
     imgsz, dynamic, precision: half ? 'fp16' : recipe ?? 'fp32', ...(recipe ? { quantRecipe: recipe } : {}),
   });
+  const overwrite = flag('overwrite', options.overwrite);
   const wanted = resolve(options.output_path ?? defaultExportPath(model, precisionSuffix(half, recipe)));
-  // An existing file is never replaced: the export goes to the next free name (`<stem>2.onnx`, ...).
+  if (overwrite) {
+    await writeFileAtomic(wanted, serializeModel(graph, { opset, producerVersion: VERSION }));
+    return wanted;
+  }
+  // Without overwrite an existing file is kept: the export goes to the next free name (`<stem>2.onnx`, ...).
   const ext = extname(wanted);
   const path = await writeUnique(dirname(wanted), basename(wanted, ext), ext.replace(/^\./, ''), serializeModel(graph, { opset, producerVersion: VERSION }));
-  if (path !== wanted) warn(`${wanted} already exists and was kept; exported to ${path} instead (delete the old file, or pass another output_path, to choose the name).`);
+  if (path !== wanted) warn(`${wanted} already exists and was kept; exported to ${path} instead (pass overwrite=true to replace it, or another output_path).`);
   return path;
 }

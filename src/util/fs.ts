@@ -97,13 +97,19 @@ export const isErrno = (e: unknown, code: string): boolean => (e as NodeJS.Errno
  * sees a partial or empty file, even after a SIGKILL). Filesystems without hard links fall back to an
  * exclusive-create reservation and a rename. Returns the path written.
  */
+/** The n-th free name's tail: '' for the first, then `2`, `3`, ...; `-2` after a stem ending in a digit (`_fp16-2`, not `_fp162`). */
+function numbered(stem: string, n: number): string {
+  if (n === 1) return '';
+  return /\d$/.test(stem) ? `-${n}` : String(n);
+}
+
 export async function writeUnique(dir: string, stem: string, ext: string, data: Uint8Array | string): Promise<string> {
   await mkdir(dir, { recursive: true });
   const tmp = join(dir, `.${stem}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
   await writeFile(tmp, data);
   try {
     for (let n = 1; ; n++) {
-      const path = join(dir, `${stem}${n === 1 ? '' : n}${ext ? `.${ext}` : ''}`);
+      const path = join(dir, `${stem}${numbered(stem, n)}${ext ? `.${ext}` : ''}`);
       try {
         await link(tmp, path);
         return path;

@@ -14,6 +14,7 @@ interface ExportFlags {
   half: boolean;
   opset?: number;
   outputPath?: string;
+  overwrite: boolean;
 }
 
 /** `RF-DETR, D-FINE`: the display names of the families whose `pick` is true. */
@@ -34,7 +35,8 @@ export function exportCommand(): Command {
     .option('--no-dynamic', 'fixed input shape')
     .option('--half', 'float16 weights and compute', false)
     .option('--opset <n>', `ONNX opset (default and minimum 13; ${opsets})`, parseInteger('opset'))
-    .option('--output-path <path>', 'output file (default: next to the weights)')
+    .option('--output-path <path>', 'output file (default: next to the weights; an existing file is kept and the export takes the next free name)')
+    .option('--overwrite', 'replace an existing file at the output path', false)
     .action(async (flags: ExportFlags) => {
       const model = await LibreYOLO(flags.model);
       try {
@@ -43,6 +45,7 @@ export function exportCommand(): Command {
           ...(flags.opset !== undefined ? { opset: flags.opset } : {}),
           ...(flags.imgsz !== undefined ? { imgsz: flags.imgsz } : {}),
           ...(flags.outputPath ? { output_path: flags.outputPath } : {}),
+          ...(flags.overwrite ? { overwrite: true } : {}),
         });
         process.stdout.write(`Exported ${model.family.name}-${model.size} to ${path}\n`);
       } finally {
