@@ -1,8 +1,9 @@
 /**
  * `libreyolo doctor` throughput: the full run (every image read once and decoded) against `--fast`
  * (labels only) on the same synthetic dataset, rounds alternating in one process so machine noise
- * hits both alike. Prints images/s of each (median of the rounds) and how many times slower the
- * full run is; both runs must report the same label findings.
+ * hits both alike. Prints images/s of each (median of the rounds), the process's CPU time per image
+ * (libuv's decode threads included) and how many times slower the full run is; both runs must report
+ * the same label findings.
  *
  *   node --import tsx bench/doctor.ts [--images 2000] [--imgsz 160] [--rounds 3] [--data <data.yaml>]
  */
@@ -31,13 +32,17 @@ if (!yaml) {
 
 try {
   const times: Record<'full' | 'fast', number[]> = { full: [], fast: [] };
+  const cpu: Record<'full' | 'fast', number[]> = { full: [], fast: [] };
   let images = 0;
   const labelFindings: Record<'full' | 'fast', string> = { full: '', fast: '' };
   for (let r = 0; r < rounds; r++) {
     for (const mode of ['full', 'fast'] as const) {
       const t = performance.now();
+      const c = process.cpuUsage();
       const report = await diagnose(yaml, { fast: mode === 'fast' });
       times[mode].push((performance.now() - t) / 1000);
+      const used = process.cpuUsage(c);
+      cpu[mode].push((used.user + used.system) / 1000);
       images = [...report.stats.splits.values()].reduce((k, s) => k + s.images, 0);
       labelFindings[mode] = JSON.stringify(report.findings.filter((f) => !/^(images|splits)\./.test(f.checkId)));
     }
@@ -45,8 +50,8 @@ try {
   if (labelFindings.full !== labelFindings.fast) throw new Error('--fast reported different label findings than the full run');
   const full = median(times.full), fast = median(times.fast);
   console.log(`dataset: ${yaml} (${images} images), ${rounds} rounds alternating`);
-  console.log(`full:   ${(images / full).toFixed(0)} images/s (${full.toFixed(2)} s)`);
-  console.log(`--fast: ${(images / fast).toFixed(0)} images/s (${fast.toFixed(2)} s)`);
+  console.log(`full:   ${(images / full).toFixed(0)} images/s (${full.toFixed(2)} s), CPU ${(median(cpu.full) / images).toFixed(2)} ms/image`);
+  console.log(`--fast: ${(images / fast).toFixed(0)} images/s (${fast.toFixed(2)} s), CPU ${(median(cpu.fast) / images).toFixed(2)} ms/image`);
   console.log(`full / --fast time: ${(full / fast).toFixed(2)}x`);
 } finally {
   if (dir) rmSync(dir, { recursive: true, force: true });
