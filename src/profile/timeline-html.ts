@@ -61,7 +61,8 @@ ${(a.notes ?? []).map((n) => `<div class="note">${esc(n)}</div>`).join('')}
 }
 
 const STYLE = `*{box-sizing:border-box}body{margin:0;font:12px/1.4 system-ui,sans-serif;background:#1e1f22;color:#ddd;display:flex;height:100vh;overflow:hidden}
-#main{flex:1;display:flex;flex-direction:column;min-width:0}#bar{padding:6px 10px;background:#2b2d31;display:flex;gap:16px;align-items:center}
+#main{flex:1;display:flex;flex-direction:column;min-width:0}#bar{padding:6px 10px;background:#2b2d31;display:flex;gap:16px;align-items:center;white-space:nowrap}
+#bar>*{flex:none}#bar .info{flex:1 1 0;min-width:0;overflow:hidden;text-overflow:ellipsis}#range{min-width:13em}
 #tl{flex:1;width:100%;display:block;cursor:grab}#tl.drag{cursor:grabbing}#tip{position:fixed;pointer-events:none;background:#000d;color:#fff;padding:4px 6px;border-radius:3px;display:none;max-width:420px;white-space:pre}
 .panel{width:360px;overflow:auto;padding:10px 12px;background:#26282c;border-left:1px solid #3a3c40}.panel h2{font-size:15px;margin:2px 0 8px}.panel h2 small{display:block;font-weight:normal;color:#aaa}
 .panel h3{font-size:12px;margin:12px 0 4px;color:#aaa;text-transform:uppercase}.verdict{border-left:4px solid;padding:4px 8px;background:#1e1f22}.why{color:#ccc}
@@ -74,14 +75,26 @@ const SCRIPT = String.raw`(() => {
 const D = JSON.parse(document.getElementById('data').textContent);
 const T = D.timeline, C = D.colours, LANES = ['steps', 'phases', 'host / JS', 'ORT kernels', 'memory'];
 const cv = document.getElementById('tl'), ctx = cv.getContext('2d'), tip = document.getElementById('tip'), range = document.getElementById('range');
-const LABEL = 96, AXIS = 22, ROW = 14, MEM_H = 60;
+const LABEL = 96, AXIS = 22, PAD = 6, MIN_ROW = 12, MAX_ROW = 44, MEM_ROWS = 4, MEM_MIN = 60;
+let ROW = 14;
 let v0 = 0, v1 = T.total_ms || 1, W = 0, H = 0, layout = [];
 const col = (s) => C[s.p] || (s.l === 0 ? '#7f8c8d' : s.l === 2 ? '#16a085' : '#95a5a6');
+// Lanes fill the canvas: every row of every lane at one row height (between MIN_ROW and MAX_ROW),
+// fewer rows for the host and kernel lanes only when they would not fit; the memory chart takes the rest.
 function lanes() {
+  const avail = Math.max(0, H - AXIS - 5 * PAD);
+  const rows = [0, 1, 2, 3].map((l) => Math.max(1, T.lane_rows[l] || 0));
+  let fit = Math.floor(avail / (rows.reduce((a, b) => a + b, 0) + MEM_ROWS));
+  if (fit < MIN_ROW) {
+    fit = MIN_ROW;
+    const spare = Math.max(2, Math.floor(avail / MIN_ROW) - MEM_ROWS - rows[0] - rows[1]), deep = rows[2] + rows[3];
+    rows[2] = Math.max(1, Math.floor(spare * rows[2] / deep)); rows[3] = Math.max(1, spare - rows[2]);
+  }
+  ROW = Math.min(fit, MAX_ROW);
   let y = AXIS; layout = [];
-  for (let l = 0; l < 4; l++) { const rows = Math.max(1, T.lane_rows[l] || 0); const h = Math.min(rows, l === 3 ? 12 : 8) * ROW + 6; layout.push({ y, h, rows }); y += h; }
-  layout.push({ y, h: MEM_H, rows: 1 });
-  return y + MEM_H;
+  for (let l = 0; l < 4; l++) { const h = rows[l] * ROW + PAD; layout.push({ y, h, rows: rows[l] }); y += h; }
+  layout.push({ y, h: Math.max(MEM_MIN, H - y), rows: 1 });
+  return H;
 }
 function size() {
   const dpr = window.devicePixelRatio || 1; W = cv.clientWidth; H = cv.clientHeight;
@@ -89,7 +102,7 @@ function size() {
 }
 const xOf = (t) => LABEL + (t - v0) / (v1 - v0) * (W - LABEL);
 const tOf = (x) => v0 + (x - LABEL) / (W - LABEL) * (v1 - v0);
-function rowY(s) { const L = layout[s.l]; const rows = Math.min(L.rows, Math.floor((L.h - 6) / ROW)); return L.y + 3 + (s.r % Math.max(rows, 1)) * ROW; }
+function rowY(s) { const L = layout[s.l]; return L.y + PAD / 2 + (s.r % Math.max(L.rows, 1)) * ROW; }
 function draw() {
   ctx.fillStyle = '#1e1f22'; ctx.fillRect(0, 0, W, H);
   lanes();
@@ -99,7 +112,7 @@ function draw() {
     if (s.t + s.d < v0 || s.t > v1) continue;
     const x = xOf(s.t), w = Math.max(1, xOf(s.t + s.d) - x), y = rowY(s);
     ctx.fillStyle = col(s); ctx.fillRect(x, y, w, ROW - 2);
-    if (w > 40) { ctx.fillStyle = '#000'; ctx.font = '10px system-ui'; ctx.fillText(s.n.slice(0, Math.floor(w / 6)), x + 2, y + 10); }
+    if (w > 40) { const fs = Math.min(12, ROW - 4); ctx.fillStyle = '#000'; ctx.font = fs + 'px system-ui'; ctx.fillText(s.n.slice(0, Math.floor(w / (fs * 0.6))), x + 2, y + (ROW - 2) / 2 + fs * 0.35); }
   }
   const M = T.memory, L = layout[4];
   if (M.length) {
@@ -107,7 +120,8 @@ function draw() {
     if (hi - lo < 1) { hi += 0.5; lo -= 0.5; }
     ctx.strokeStyle = '#e67e22'; ctx.lineWidth = 1.5; ctx.beginPath();
     M.forEach(([t, mb], k) => { const x = xOf(t), y = L.y + L.h - 6 - (mb - lo) / (hi - lo) * (L.h - 14); k ? ctx.lineTo(x, y) : ctx.moveTo(x, y); });
-    ctx.stroke(); ctx.fillStyle = '#bbb'; ctx.fillText(hi.toFixed(0) + ' MB', LABEL + 4, L.y + 11);
+    ctx.stroke(); ctx.fillStyle = '#bbb'; ctx.font = '11px system-ui';
+    ctx.fillText(hi.toFixed(0) + ' MB', LABEL + 4, L.y + 13); ctx.fillText(lo.toFixed(0) + ' MB', LABEL + 4, L.y + L.h - 8);
   }
   ctx.restore();
   ctx.fillStyle = '#2b2d31'; ctx.fillRect(LABEL, 0, W - LABEL, AXIS); ctx.fillStyle = '#ccc'; ctx.font = '10px system-ui';
@@ -145,11 +159,20 @@ function hist() {
   const B = 30, bins = new Array(B).fill(0); for (const x of xs) bins[Math.min(B - 1, Math.floor((x - lo) / (hi - lo) * B))]++;
   const top = bins.reduce((m, c) => Math.max(m, c), 1), bw = (h.width - 10) / B, X = (ms) => 5 + (ms - lo) / (hi - lo) * (h.width - 10);
   g.fillStyle = '#3498db'; bins.forEach((c, k) => g.fillRect(5 + k * bw, h.height - 16 - c / top * (h.height - 34), bw - 1, c / top * (h.height - 34)));
-  for (const [k, c] of [['p50', '#2ecc71'], ['p90', '#f1c40f'], ['p99', '#e74c3c']]) { const ms = D.latency[k + '_ms']; if (ms == null) continue; g.fillStyle = c; g.fillRect(Math.round(X(ms)), 12, 2, h.height - 28); g.fillText(k, X(ms) + 2, 10 + (k === 'p90' ? 10 : k === 'p99' ? 20 : 0)); }
-  g.fillStyle = '#aaa'; g.fillText(lo.toFixed(1) + ' ms', 4, h.height - 4); g.fillText(hi.toFixed(1) + ' ms', h.width - 50, h.height - 4);
+  // A marker's label sits right of it, or left when it would run past the canvas edge (p99 is often the maximum).
+  labels = [];
+  for (const [k, c] of [['p50', '#2ecc71'], ['p90', '#f1c40f'], ['p99', '#e74c3c']]) {
+    const ms = D.latency[k + '_ms']; if (ms == null) continue;
+    const x = Math.round(X(ms)), tw = g.measureText(k).width, lx = x + 4 + tw <= h.width - 2 ? x + 4 : x - 2 - tw;
+    g.fillStyle = c; g.fillRect(x, 12, 2, h.height - 28); g.fillText(k, lx, 10 + (k === 'p90' ? 10 : k === 'p99' ? 20 : 0));
+    labels.push({ k, x: lx, w: tw });
+  }
+  g.fillStyle = '#aaa'; g.textAlign = 'left'; g.fillText(lo.toFixed(1) + ' ms', 4, h.height - 4); g.textAlign = 'right'; g.fillText(hi.toFixed(1) + ' ms', h.width - 4, h.height - 4); g.textAlign = 'left';
 }
+let labels = [];
 size(); draw(); hist();
-window.__timeline = { view: () => ({ t0: v0, t1: v1 }), spans: T.spans.length };
+// For tests and curious users: the visible range, the lanes' extents and the histogram labels.
+window.__timeline = { view: () => ({ t0: v0, t1: v1 }), spans: T.spans.length, layout: () => ({ height: H, row: ROW, lanes: layout.map((L) => ({ y: L.y, h: L.h, rows: L.rows })) }), histLabels: () => labels };
 })();`;
 
 export interface TimelineInput {
@@ -167,11 +190,12 @@ export function timelineHtml(o: TimelineInput): string {
   const legend = present.map((p) => `<span style="background:${PHASE_COLOURS[p] ?? '#95a5a6'}"></span>${esc(p)}`).join('');
   const capped = t.dropped.kernels || t.dropped.host_ops
     ? ` · drawn: the ${t.spans.filter((s) => s.l === 3).length} longest kernels (${t.dropped.kernels} shorter not drawn), ${t.spans.filter((s) => s.l === 2).length} longest host spans` : '';
+  const info = t.spans.length ? `window of ${a.window?.real_steps ?? '?'} steps${capped}` : 'no trace: timeline empty';
   return `<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>LibreYOLO profile - ${esc(a.model ?? '')}</title>
 <style>${STYLE}</style></head>
 <body><div id="main"><div id="bar"><b>LibreYOLO ${esc(a.mode === 'inference' ? 'inference' : 'training')} profile</b><span id="range"></span>
-<span class="legend">${legend}</span><span>${t.spans.length ? `window of ${esc(a.window?.real_steps ?? '?')} steps${capped}` : 'no trace: timeline empty'}</span>
+<span class="legend">${legend}</span><span class="info" title="${esc(info)}">${esc(info)}</span>
 <span style="color:#888">drag to pan · wheel to zoom · double-click to reset</span></div>
 <canvas id="tl"></canvas></div>
 ${panelHtml(a)}

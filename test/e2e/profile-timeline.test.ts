@@ -31,6 +31,36 @@ const infer = (project: string, ...extra: string[]) => runCli(['profile', 'infer
   '--imgsz', '160', '--threads', '2', '--project', project, ...extra], dir, {}, { timeoutMs: 600_000 });
 const readProfile = (p: string): ProfileAnalysis => JSON.parse(readFileSync(p, 'utf8')) as ProfileAnalysis;
 
+/**
+ * At 1500x1000 the page reads at a glance: the top bar (title, range, legend, notes) on one line,
+ * the lanes filling the canvas (no empty band below them), the histogram's marker labels inside it.
+ */
+async function checkReadsAtAGlance(html: string, tmp: string): Promise<void> {
+  await withPage(tmp, async (page, problems) => {
+    await page.goto(pathToFileURL(html).href, { waitUntil: 'load' });
+    const bar = await page.evaluate(`(() => {
+      const bar = document.getElementById('bar'), tops = [...bar.children].map((c) => Math.round(c.getBoundingClientRect().top));
+      return { height: bar.getBoundingClientRect().height, tops, legend: document.querySelector('.legend').getBoundingClientRect().height };
+    })()`) as { height: number; tops: number[]; legend: number };
+    assert.ok(bar.height < 36, `top bar is one line: ${bar.height} px high`);
+    assert.ok(Math.max(...bar.tops) - Math.min(...bar.tops) <= 4, `bar items side by side: tops ${bar.tops.join(', ')}`);
+    assert.ok(bar.legend <= 20, `legend on one line: ${bar.legend} px`);
+    // Pixels still in the page background colour are canvas no lane covers.
+    const empty = await pixelsOf(page, '#tl', '#1e1f22');
+    const [w, h] = await page.$eval('#tl', (el) => [(el as unknown as { width: number }).width, (el as unknown as { height: number }).height]);
+    assert.ok(h > 800, `the canvas takes the window's height: ${h}`);
+    assert.ok(empty / (w! * h!) < 0.02, `lanes fill the canvas: ${((empty / (w! * h!)) * 100).toFixed(1)}% of it is empty background`);
+    const layout = await page.evaluate('window.__timeline.layout()') as { height: number; row: number; lanes: Array<{ y: number; h: number }> };
+    const rowsHeight = layout.lanes.slice(0, 4).reduce((a, l) => a + l.h, 0);
+    assert.ok(rowsHeight > layout.height * 0.25, `span lanes get more than a quarter of the height: ${rowsHeight} of ${layout.height}`);
+    const histWidth = await page.$eval('.hist', (el) => (el as unknown as { width: number }).width);
+    const labels = await page.evaluate('window.__timeline.histLabels()') as Array<{ k: string; x: number; w: number }>;
+    assert.deepEqual(labels.map((l) => l.k), ['p50', 'p90', 'p99']);
+    for (const l of labels) assert.ok(l.x >= 0 && l.x + l.w <= histWidth, `${l.k} label inside the histogram: x ${l.x} + ${l.w} of ${histWidth}`);
+    assert.deepEqual(problems, []);
+  }, { viewport: { width: 1500, height: 1000 } });
+}
+
 describe('timeline.html', () => {
   let inferDir = '';
   before(async () => {
@@ -53,6 +83,7 @@ describe('timeline.html', () => {
       assert.ok(await pixelsOf(page, '.hist', '#2ecc71') > 10, 'p50 marked');
       assert.deepEqual(problems, []);
     });
+    await checkReadsAtAGlance(html, dir);
   });
 
   it('profile report regenerates it from profile.json (never replacing a file); --out refuses an existing file', { timeout: 300_000 }, async () => {
