@@ -75,6 +75,8 @@ export interface TrainSource {
   readonly device: Device;
   /** The training checkpoint `resume=true` continues. */
   readonly weightsPath: string | null;
+  /** The model's task; only `detect` trains here (default detect). */
+  readonly task?: string;
 }
 
 export type TrainPhase = 'to_device' | 'forward' | 'backward' | 'optimizer';
@@ -172,6 +174,10 @@ export class Trainer {
     const warn = runtime.warn ?? defaultWarn;
     const cwd = runtime.cwd ?? process.cwd();
     if (!model.network) throw new LibreYOLOError('config_unsupported', 'Cannot train an exported ONNX model: load the .pt checkpoint instead.');
+    if ((model.task ?? 'detect') !== 'detect') {
+      // The mask loss and polygon targets are not implemented: training would fit the boxes alone.
+      throw new LibreYOLOError('config_unsupported', `Training ${model.task} models is not implemented yet (the mask loss is missing); this package trains detection models. Load the detection weights to train boxes.`);
+    }
     const family = model.family;
     const hooks = trainingHooks(family);
     // Resume: the checkpoint's config is the base, explicit options win (except resume itself).

@@ -22,6 +22,8 @@ export interface PredictionLike {
 
 /** What validation needs of a model (`LibreYOLOModel` fits). */
 export interface PredictorLike {
+  /** The model's task; only `detect` is validated here (default detect). */
+  readonly task?: string;
   predict(source: string[], options: { conf: number; iou: number; max_det: number; batch: number; imgsz?: number | [number, number] }): Promise<PredictionLike[]>;
   /** predict() with the images prepared as the original's validator does (LibreYOLOModel has it); used when present. */
   predictForValidation?(source: string[], options: { conf: number; iou: number; max_det: number; batch: number; imgsz?: number | [number, number] }): Promise<PredictionLike[]>;
@@ -140,6 +142,10 @@ export function evaluatePredictions(split: Pick<DatasetSplit, 'labels' | 'config
  *     metrics['metrics/mAP50-95'];
  */
 export async function validate(model: PredictorLike, data: string | DatasetSplit, options: ValidateOptions = {}): Promise<ValidationResult> {
+  if ((model.task ?? 'detect') !== 'detect') {
+    // Box metrics alone would pass for the original's unsuffixed mask metrics.
+    throw new LibreYOLOError('config_unsupported', `Validation of ${model.task} models is not implemented yet (mask metrics are missing); this package validates detection models.`);
+  }
   const t0 = performance.now();
   const split = typeof data === 'string' ? await loadDataset(data, options.split ?? 'val', options) : data;
   const chunk = Math.max(1, options.chunk ?? 256);

@@ -38,3 +38,12 @@ it('predict --help offers --task; --task pose is refused with exit 2 before anyt
   assert.equal(pose.code, 2, pose.stderr);
   assert.match(pose.stderr, /Task 'pose' is not supported yet: this package runs detection models only\./);
 });
+
+it('val and train on a segment model exit 2 saying what is missing, instead of box-only metrics or a box-only fit', async () => {
+  const val = await runCli(['val', `model=${fixture('yolo9t_seg_ref.pt')}`, 'data=missing.yaml'], cwd);
+  assert.equal(val.code, 2, val.stderr);
+  assert.match(val.stderr, /^Error: Validation of segment models is not implemented yet \(mask metrics are missing\); this package validates detection models\.$/m);
+  const train = await runCli(['train', `model=${fixture('yolo9t_seg_ref.pt')}`, 'data=missing.yaml'], cwd);
+  assert.equal(train.code, 2, train.stderr);
+  assert.match(train.stderr, /^Error: Training segment models is not implemented yet \(the mask loss is missing\)/m);
+});
