@@ -11,6 +11,7 @@ import { LibreYOLOError } from '../errors.ts';
 import { fileKind, notRegularFile, safeFileName } from '../util/fs.ts';
 import { limit, raiseAdvice } from '../util/limits.ts';
 import { appendAll } from '../util/array.ts';
+import { defaultWarn } from '../util/warn.ts';
 import { decodeImage, fetchBytes, fromRawPixels, isHttpUrl, isRawPixels, loadImageFile, type RawPixels } from './image.ts';
 import type { RgbImage } from './rgb-image.ts';
 
@@ -18,6 +19,10 @@ import type { RgbImage } from './rgb-image.ts';
 export type ImageSource = string | URL | Uint8Array | RawPixels;
 
 export const IMAGE_SUFFIXES: ReadonlySet<string> = new Set(['.jpg', '.jpeg', '.png', '.gif', '.webp', '.bmp', '.tiff', '.tif']);
+/** Video files, which predict does not read: named as such instead of "corrupt" or skipped unsaid. */
+export const VIDEO_SUFFIXES: ReadonlySet<string> = new Set(['.mp4', '.avi', '.mov', '.mkv', '.webm', '.m4v', '.wmv', '.flv', '.mpeg', '.mpg', '.ts', '.asf', '.gifv']);
+const videoWarned = new Set<string>();
+const isVideo = (path: string): boolean => VIDEO_SUFFIXES.has(extname(path).toLowerCase());
 
 export interface SourceItem {
   kind: 'file' | 'url' | 'bytes' | 'pixels';
@@ -66,7 +71,7 @@ const byPath = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
  * path in sorted order names it), so a link loop cannot hang the listing and a link cannot list an
  * image twice. Devices, pipes and sockets are skipped; at most the `folderFiles` limit is listed.
  */
-export async function listImages(dir: string, suffixes: ReadonlySet<string> = IMAGE_SUFFIXES): Promise<string[]> {
+export async function listImages(dir: string, suffixes: ReadonlySet<string> = IMAGE_SUFFIXES, onVideo?: (path: string) => void): Promise<string[]> {
   const maxFiles = limit('folderFiles');
   const walkedDirs = new Set<string>();
   const found: Array<{ path: string; real: string }> = [];
@@ -79,6 +84,7 @@ export async function listImages(dir: string, suffixes: ReadonlySet<string> = IM
     for (const e of entries) {
       const full = join(folder, e.name);
       const isImage = suffixes.has(extname(e.name).toLowerCase());
+      if (onVideo && e.isFile() && !isImage && isVideo(e.name)) onVideo(full);
       if (!e.isDirectory() && !e.isSymbolicLink() && !(e.isFile() && isImage)) continue;
       // The listing already says a plain file is one: no stat each (150k images, 150k stats saved).
       if (e.isFile()) {
@@ -131,15 +137,30 @@ async function expand(src: ImageSource, memName: () => string): Promise<SourceIt
       throw new LibreYOLOError('source_not_found', `Source not found: ${src}`,
         { suggestion: `${where}Pass an existing image file, a folder of images, or an http(s) URL.` });
     }
-    if (st.isFile()) return [fileItem(p)];
+    if (st.isFile()) {
+      if (isVideo(p)) {
+        throw new LibreYOLOError('source_not_file', `${src} is a video: predict reads image files, folders of images and URLs here, not videos. `
+          + `Extract the frames first (for example: ffmpeg -i ${src} frames/%06d.jpg) and pass the folder.`);
+      }
+      return [fileItem(p)];
+    }
     // Devices never end and pipes block: refused here, before the model loads.
     if (!st.isDirectory()) throw notRegularFile(p, fileKind(st));
-    const files = await listImages(p);
+    const videos: string[] = [];
+    const files = await listImages(p, IMAGE_SUFFIXES, (v) => videos.push(v));
+    const videoNote = videos.length
+      ? `${videos.length} video file(s) in ${p} (${videos[0]}${videos.length > 1 ? ', ...' : ''}) are not read: predict reads images here, not videos`
+      : '';
     if (files.length === 0) {
       throw new LibreYOLOError(
         'data_images_missing',
-        `No images found in ${p} (searched recursively for ${[...IMAGE_SUFFIXES].join(' ')}). Add images to the folder or pass another source.`,
+        `No images found in ${p} (searched recursively for ${[...IMAGE_SUFFIXES].join(' ')})${videoNote ? `; ${videoNote}` : ''}. Add images to the folder or pass another source.`,
       );
+    }
+    // Said once per folder and process (the CLI resolves a source twice: to count, then to predict).
+    if (videoNote && !videoWarned.has(p)) {
+      videoWarned.add(p);
+      defaultWarn(`${videoNote}.`);
     }
     return Object.assign(files.map(fileItem), { folder: true as const });
   }

@@ -90,6 +90,6 @@ describe('newcomer CLI output', { concurrency: 2 }, () => {
   it('predict with a positional source and a different source= exits 2 naming both, instead of using one silently', async () => {
     const r = await runCli(['predict', 'first.jpg', 'source=second.jpg'], cwd);
     assert.equal(r.code, 2, r.stderr);
-    assert.equal(r.stderr, "Error: Two sources given: 'first.jpg' and source=second.jpg. Pass one (as the first argument or as source=).\n");
+    assert.equal(r.stderr, "Error: Two sources given: 'first.jpg' and source=second.jpg. Pass them one way (as arguments or as source=).\n");
   });
 });

@@ -4,11 +4,13 @@
  * silently accepted.
  */
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, describe, it } from 'node:test';
+import { after, before, describe, it } from 'node:test';
 import { runCli } from '../helpers/cli.ts';
+import { REPO_ROOT } from '../helpers/fixtures.ts';
 import { probeDevice } from '../helpers/gpu.ts';
 
 const cwd = mkdtempSync(join(tmpdir(), 'libreyolo-newcomer-'));
@@ -113,5 +115,39 @@ describe('newcomer: a short train ends with a result', () => {
     const rows = readFileSync(join(cwd, 'runs', 'short', 'results.csv'), 'utf8').trim().split('\n');
     const validated = rows[0]!.split(',').indexOf('validated');
     assert.deepEqual(rows.slice(1).map((row) => row.split(',')[validated]), ['False', 'True'], 'epoch 1 skipped, the final epoch validated');
+  });
+});
+
+describe('newcomer: predict sources', { concurrency: 2 }, () => {
+  const folder = join(cwd, 'mixed');
+  const sample = join(REPO_ROOT, 'assets', 'sample.jpg');
+  before(() => {
+    mkdirSync(folder, { recursive: true });
+    copyFileSync(sample, join(folder, 'a.jpg'));
+    // A real (tiny) video file, made with Debian's ffmpeg.
+    execFileSync('ffmpeg', ['-loglevel', 'error', '-y', '-f', 'lavfi', '-i', 'testsrc=size=64x64:rate=5', '-t', '1', join(folder, 'clip.mp4')]);
+  });
+
+  it('several positional sources, and the original list form source=[a,b], predict each one', async () => {
+    const two = await runCli(['predict', sample, join(folder, 'a.jpg')], cwd);
+    assert.equal(two.code, 0, two.stderr);
+    assert.match(two.stdout, /^image 1\/2 .*sample\.jpg: 640x360 circle: 2, /m);
+    assert.match(two.stdout, /^image 2\/2 .*a\.jpg: 640x360 circle: 2, /m);
+    const listed = await runCli(['predict', `source=[${sample}, ${join(folder, 'a.jpg')}]`, '--json'], cwd);
+    assert.equal(listed.code, 0, listed.stderr);
+    const out = JSON.parse(listed.stdout);
+    assert.deepEqual(out.results.map((r: { path: string }) => r.path), [sample, join(folder, 'a.jpg')]);
+    assert.ok(out.results.every((r: { detections: unknown[] }) => r.detections.length === 8));
+  });
+
+  it('a video file says it is a video (exit 3); inside a folder it is named once and the images are read', async () => {
+    const video = await runCli(['predict', join(folder, 'clip.mp4')], cwd);
+    assert.equal(video.code, 3, video.stderr);
+    assert.match(video.stderr, /^Error: .*clip\.mp4 is a video: predict reads image files, folders of images and URLs here, not videos\. Extract the frames first \(for example: ffmpeg -i .*clip\.mp4 frames\/%06d\.jpg\) and pass the folder\.$/m);
+    const mixed = await runCli(['predict', folder], cwd);
+    assert.equal(mixed.code, 0, mixed.stderr);
+    assert.match(mixed.stdout, /^image 1\/1 .*a\.jpg: 640x360 /m);
+    assert.equal(mixed.stderr.match(/video file/g)?.length, 1, mixed.stderr);
+    assert.match(mixed.stderr, /Warning: 1 video file\(s\) in .*mixed \(.*clip\.mp4\) are not read: predict reads images here, not videos\./);
   });
 });

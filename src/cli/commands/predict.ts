@@ -1,6 +1,7 @@
 /** `libreyolo predict model=... source=... conf=0.25 save=true ...` */
 import { modelLine } from '../model-line.ts';
 import { Command, Option } from 'commander';
+import { existsSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { LibreYOLO } from '../../load.ts';
 import { LibreYOLOError } from '../../errors.ts';
@@ -54,6 +55,13 @@ function parseGraphMode(v: string): boolean | string {
   return v;
 }
 
+/** `source=[a.jpg,b.jpg]` (the original's list form) as a list; anything else, or an existing file so named, as one source. */
+function sourceList(value: string): string[] {
+  const m = /^\[(.*)\]$/s.exec(value.trim());
+  if (!m || existsSync(value)) return [value];
+  return m[1]!.split(',').map((p) => p.trim().replace(/^(['"])(.*)\1$/, '$2')).filter((p) => p !== '');
+}
+
 function jsonResult(r: Results): Record<string, unknown> {
   return {
     path: r.path,
@@ -71,10 +79,10 @@ function jsonResult(r: Results): Record<string, unknown> {
 export function predictCommand(): Command {
   return new Command('predict')
     .description('Detect objects in an image, a folder, a URL or a list (key=value or --flag style); a segment model (LibreYOLO9t-seg.pt) also gives each object\'s mask.')
-    .argument('[source]', 'image file, folder or URL (default: the bundled sample image)')
+    .argument('[sources...]', 'image files, folders or URLs, one or several (default: the bundled sample image)')
     .option('--model <weights>', 'weights: a path, an exported .onnx, or a published name such as LibreYOLO9t.pt (the bundled shapes model by default)', DEFAULT_PREDICT_MODEL)
     .option('--task <task>', 'detect or segment (default: what the weights say; a -seg file or a mask head is segment)')
-    .option('--source <source>', 'image file, folder or URL (same as the positional argument)')
+    .option('--source <source>', "image file, folder or URL, or a list as the original writes it: source=[a.jpg,b.jpg] (same as the positional arguments)")
     .option('--conf <number>', 'confidence threshold', parseNumber('conf'), 0.25)
     .option('--iou <number>', 'NMS IoU threshold', parseNumber('iou'), 0.45)
     .option('--imgsz <size>', 'input size: 640 or 480x640 (height x width)', parseImgsz)
@@ -99,11 +107,13 @@ export function predictCommand(): Command {
     .option('--cuda-graph <mode>', 'graph capture: false, true or auto (needs a device that can capture)')
     .option('--threads <n>', 'ONNX Runtime threads (default: all cores)', parseInteger('threads'))
     .addOption(new Option('--json', 'print one JSON object (results only on stdout)').default(false))
-    .action(async (positional: string | undefined, flags: PredictFlags) => {
-      if (flags.source !== undefined && positional !== undefined && flags.source !== positional) {
-        throw new LibreYOLOError('config_conflict', `Two sources given: '${positional}' and source=${flags.source}. Pass one (as the first argument or as source=).`);
+    .action(async (positional: string[], flags: PredictFlags) => {
+      const given = positional.join(' ');
+      if (flags.source !== undefined && positional.length > 0 && flags.source !== given) {
+        throw new LibreYOLOError('config_conflict', `Two sources given: '${given}' and source=${flags.source}. Pass them one way (as arguments or as source=).`);
       }
-      const source = flags.source ?? positional ?? SAMPLE_IMAGE;
+      const list = flags.source !== undefined ? sourceList(flags.source) : positional;
+      const source: string | string[] = list.length > 1 ? list : list[0] ?? SAMPLE_IMAGE;
       checkRange('conf', flags.conf, 0, 1);
       checkRange('iou', flags.iou, 0, 1);
       checkRange('max_det', flags.maxDet, 1);
