@@ -16,7 +16,8 @@ export interface ShellLine {
   command: string;
 }
 
-export function fencedBlocks(markdown: string): FencedBlock[] {
+/** `file` names the document in errors. */
+export function fencedBlocks(markdown: string, file = 'README.md'): FencedBlock[] {
   const lines = markdown.split('\n');
   const blocks: FencedBlock[] = [];
   for (let i = 0; i < lines.length; i++) {
@@ -26,7 +27,7 @@ export function fencedBlocks(markdown: string): FencedBlock[] {
     const start = i;
     const body: string[] = [];
     for (i++; i < lines.length && !lines[i]!.startsWith(fence); i++) body.push(lines[i]!);
-    if (i >= lines.length) throw new Error(`README.md:${start + 1}: code fence is never closed`);
+    if (i >= lines.length) throw new Error(`${file}:${start + 1}: code fence is never closed`);
     blocks.push({ lang: open[2]!, line: start + 1, code: body.join('\n') });
   }
   return blocks;
