@@ -1,7 +1,5 @@
 /** `libreyolo val` end to end: a real process on a generated dataset, text and --json. */
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { before, describe, it } from 'node:test';
 import { DEFAULT_MODEL_PATH } from '../../src/assets.ts';
@@ -10,9 +8,10 @@ import { generateSynthDataset } from '../../src/data/synth.ts';
 import { LibreYOLO } from '../../src/load.ts';
 import { validate } from '../../src/val/validate.ts';
 import { runCli } from '../helpers/cli.ts';
+import { tempDir } from '../helpers/temp.ts';
 
 describe('libreyolo val', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'libreyolo-val-'));
+  const dir = tempDir();
   let yaml = '';
   before(async () => {
     // The bundled model's own distribution (docs/default-model.md), so the metrics mean something.

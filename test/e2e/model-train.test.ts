@@ -1,7 +1,6 @@
 /** `model.train()`: trains, then the model itself carries the trained weights (as the original's wrapper). */
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { isDeepStrictEqual } from 'node:util';
@@ -9,10 +8,11 @@ import { generateSynthDataset } from '../../src/data/synth.ts';
 import { LibreYOLO, type Results } from '../../src/index.ts';
 import { createFreshModel } from '../../src/load.ts';
 import { loadCheckpointFile } from '../../src/weights/checkpoint.ts';
+import { tempDir } from '../helpers/temp.ts';
 
 describe('model.train()', () => {
   it('writes last.pt and loads the trained weights back into the model', async () => {
-    const tmp = mkdtempSync(join(tmpdir(), 'libreyolo-model-train-'));
+    const tmp = tempDir();
     const { yaml } = await generateSynthDataset({ out: join(tmp, 'd'), seed: 2, train: 4, val: 2, imgsz: 64, classes: ['circle'], square: true });
     const model = createFreshModel('yolo9t', { nc: 1 });
     const tensors = (): Map<string, Float32Array | BigInt64Array> => new Map([...model.network!.namedTensors()].map(([k, p]) => [k, (p.value.data as Float32Array).slice()]));

@@ -4,19 +4,19 @@
  * (boxes <= 1e-3 px, scores <= 1e-4).
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
-import { LibreYOLO, type LibreYOLOModel } from '../../src/index.ts';
+import { describe, it } from 'node:test';
+import { LibreYOLO } from '../../src/index.ts';
 import { readSafetensors } from '../../src/weights/safetensors.ts';
-import type { HostTensor } from '../../src/graph/tensor.ts';
 import { buildInferenceGraph } from '../../src/runtime/graph-engine.ts';
 import { serializeModel } from '../../src/graph/onnx.ts';
 import { summarizeModel } from '../../src/graph/onnx.ts';
 import { fixture } from '../helpers/fixtures.ts';
 import { maxErrors } from '../helpers/compare.ts';
 import * as ort from 'onnxruntime-node';
+import { useModel } from '../helpers/model.ts';
+import { tempDir } from '../helpers/temp.ts';
 
 const BOX_TOL = 1e-3;
 const SCORE_TOL = 1e-4;
@@ -26,30 +26,22 @@ const CASES = [
 ];
 
 describe('parity with the original YOLOv9-t', () => {
-  let io: Map<string, HostTensor>;
-  let model: LibreYOLOModel;
-  const dir = mkdtempSync(join(tmpdir(), 'libreyolo-parity-'));
-
-  before(async () => {
-    io = readSafetensors(new Uint8Array(readFileSync(fixture('yolo9t_ref_io.safetensors'))), 'io').tensors;
-    model = await LibreYOLO(fixture('yolo9t_ref.pt'), { progress: false });
-  });
-  after(async () => {
-    await model.close();
-  });
+  const io = readSafetensors(new Uint8Array(readFileSync(fixture('yolo9t_ref_io.safetensors'))), 'io').tensors;
+  const model = useModel('yolo9t_ref.pt');
+  const dir = tempDir();
 
   it('loads the reference checkpoint with its metadata', () => {
-    assert.equal(model.family.name, 'yolo9');
-    assert.equal(model.size, 't');
-    assert.equal(model.nc, 80);
-    assert.equal(model.names[0], 'class0');
-    assert.deepEqual(model.imgsz, [640, 640]);
-    assert.equal(model.parameterCount(), 2_036_544);
+    assert.equal(model().family.name, 'yolo9');
+    assert.equal(model().size, 't');
+    assert.equal(model().nc, 80);
+    assert.equal(model().names[0], 'class0');
+    assert.deepEqual(model().imgsz, [640, 640]);
+    assert.equal(model().parameterCount(), 2_036_544);
   });
 
   for (const c of CASES) {
     it(`predict-path session reproduces ${c.output}`, async () => {
-      const out = await model.forward(io.get(c.input)!);
+      const out = await model().forward(io.get(c.input)!);
       const err = maxErrors(out, io.get(c.output)!);
       assert.ok(err.box <= BOX_TOL, `box error ${err.box}`);
       assert.ok(err.score <= SCORE_TOL, `score error ${err.score}`);
@@ -57,7 +49,7 @@ describe('parity with the original YOLOv9-t', () => {
   }
 
   it('raw head maps match raw_level{0,1,2} before decoding', async () => {
-    const graph = buildInferenceGraph(model.network!, { batch: 1, height: 640, width: 640, rawOutputs: true });
+    const graph = buildInferenceGraph(model().network!, { batch: 1, height: 640, width: 640, rawOutputs: true });
     const session = await ort.InferenceSession.create(serializeModel(graph));
     const x = io.get('input_1x3x640x640')!;
     const out = await session.run({ images: new ort.Tensor('float32', x.data as Float32Array, x.dims) });
@@ -75,7 +67,7 @@ describe('parity with the original YOLOv9-t', () => {
   });
 
   it('exported dynamic ONNX reloads through LibreYOLO() and reproduces both shapes', async () => {
-    const path = await model.export({ format: 'onnx', dynamic: true, output_path: join(dir, 'yolo9t_dynamic.onnx') });
+    const path = await model().export({ format: 'onnx', dynamic: true, output_path: join(dir, 'yolo9t_dynamic.onnx') });
     const summary = summarizeModel(new Uint8Array(readFileSync(path)));
     assert.equal(summary.inputs[0]!.name, 'images');
     assert.deepEqual(summary.inputs[0]!.shape, ['batch', 3, 'height', 'width']);
@@ -98,7 +90,7 @@ describe('parity with the original YOLOv9-t', () => {
   });
 
   it('exported static ONNX (batch 2, 320x256) reproduces the batch-2 reference', async () => {
-    const path = await model.export({ format: 'onnx', batch: 2, imgsz: [320, 256], output_path: join(dir, 'yolo9t_static.onnx') });
+    const path = await model().export({ format: 'onnx', batch: 2, imgsz: [320, 256], output_path: join(dir, 'yolo9t_static.onnx') });
     const exported = await LibreYOLO(path);
     try {
       const c = CASES[1]!;

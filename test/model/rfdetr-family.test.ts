@@ -5,8 +5,7 @@
  * exported ONNX (the original's `input`/`dets`/`labels` layout) reloaded by LibreYOLO().
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { LibreYOLO, type LibreYOLOModel } from '../../src/index.ts';
@@ -25,6 +24,7 @@ import type { Results } from '../../src/predict/results.ts';
 import { maxErrors } from '../helpers/compare.ts';
 import { fixture, REPO_ROOT } from '../helpers/fixtures.ts';
 import { nearTieSlots, normalizeU8, readRfdetrIo, RFDETR_SHAPES, rfdetrTolerances } from '../helpers/rfdetr-fixture.ts';
+import { tempDir } from '../helpers/temp.ts';
 
 const PHOTO = join(REPO_ROOT, 'test/assets/parkour.jpg');
 
@@ -53,7 +53,7 @@ describe('RF-DETR family through LibreYOLO()', () => {
   let io: Map<string, HostTensor>;
   let tol: Record<string, number>;
   let model: LibreYOLOModel;
-  const dir = mkdtempSync(join(tmpdir(), 'libreyolo-rfdetr-'));
+  const dir = tempDir();
 
   before(async () => {
     const f = readRfdetrIo();

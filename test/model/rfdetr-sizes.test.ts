@@ -4,8 +4,6 @@
  * original's parameter count (rfdetr.md 1.2) and state-dict key count, and predicts at its native size.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { LibreYOLO, SAMPLE_IMAGE, type Results } from '../../src/index.ts';
@@ -15,6 +13,7 @@ import { saveCheckpointPt } from '../../src/weights/checkpoint.ts';
 import { PyNamespace, PyOrderedDict, pyFloat } from '../../src/weights/pickle.ts';
 import { writeTorchCheckpoint } from '../../src/weights/torch-checkpoint.ts';
 import { writeFileAtomic } from '../../src/util/fs.ts';
+import { tempDir } from '../helpers/temp.ts';
 
 const SIZES = {
   s: { params: 32_075_190, keys: 487, imgsz: 512 },
@@ -23,7 +22,7 @@ const SIZES = {
 } as const;
 
 describe('RF-DETR s, m and l', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'libreyolo-rfdetr-sizes-'));
+  const dir = tempDir();
   for (const [size, want] of Object.entries(SIZES)) {
     it(`size ${size}: builds with the original's parameter count, loads an original-format checkpoint and predicts at ${want.imgsz}`, async () => {
       const net = rfdetrFamily.create({ size, nc: 80 });
@@ -57,7 +56,7 @@ describe('RF-DETR s, m and l', () => {
 
 describe('RF-DETR upstream checkpoint format', () => {
   it("loads {model, args: argparse.Namespace, epoch}: a nameless 91-column COCO head reads as the 80 COCO classes (the network keeps its 91 columns), the size comes from the position table", async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'libreyolo-rfdetr-upstream-'));
+    const dir = tempDir();
     const net = rfdetrFamily.create({ size: 'n', nc: 90 });
     const sd = new Map<string, HostTensor>([...net.namedTensors()].map(([k, p]) => [k, p.value]));
     const args = new PyNamespace([['num_queries', 300], ['group_detr', 13], ['resolution', 384], ['lr', pyFloat(1e-4) as never]]);

@@ -3,19 +3,18 @@
  * through LibreYOLO(), reports the original's parameter count, and runs predict.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { LibreYOLO, SAMPLE_IMAGE, type Results } from '../../src/index.ts';
 import { yolo9Family } from '../../src/models/yolo9/family.ts';
 import { saveCheckpointPt } from '../../src/weights/checkpoint.ts';
 import type { HostTensor } from '../../src/graph/tensor.ts';
+import { tempDir } from '../helpers/temp.ts';
 
 const PARAMS = { s: 7_226_192, m: 20_123_984, c: 25_498_736 } as const;
 
 describe('YOLOv9 s, m and c', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'libreyolo-sizes-'));
+  const dir = tempDir();
   for (const [size, params] of Object.entries(PARAMS)) {
     it(`size ${size}: builds, loads an original-format checkpoint and predicts`, async () => {
       const net = yolo9Family.create({ size, nc: 80 });

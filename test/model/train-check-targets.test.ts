@@ -1,20 +1,15 @@
 /** lossAndGradients() refuses targets that are not normalised class + corner rows, before any session runs. */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import { LibreYOLO, LibreYOLOError, type LibreYOLOModel } from '../../src/index.ts';
+import { describe, it } from 'node:test';
+import { LibreYOLOError } from '../../src/index.ts';
+import { useModel } from '../helpers/model.ts';
 
 describe('lossAndGradients targets', () => {
-  let model: LibreYOLOModel;
-  before(async () => {
-    model = await LibreYOLO(); // the bundled shapes model: 6 classes
-  });
-  after(async () => {
-    await model.close();
-  });
+  const model = useModel(); // the bundled shapes model: 6 classes
   const images = { data: new Float32Array(1 * 3 * 64 * 64).fill(0.5), dims: [1, 3, 64, 64] };
   const targets = (...rows: number[][]) => ({ data: Float32Array.from(rows.flat()), dims: [1, rows.length, 5] });
   const rejects = (t: ReturnType<typeof targets>, re: RegExp) =>
-    assert.rejects(model.lossAndGradients(images, t), (e: unknown) => e instanceof LibreYOLOError && e.code === 'config_range_error' && re.test(e.message));
+    assert.rejects(model().lossAndGradients(images, t), (e: unknown) => e instanceof LibreYOLOError && e.code === 'config_range_error' && re.test(e.message));
 
   it('refuses pixel coordinates, naming the row and the fix', async () => {
     await rejects(targets([2, 10, 12, 40, 50]), /targets row \[0, 0\] = \[2, 10, 12, 40, 50\]: box corners must be normalised to \[0, 1\] \(x \/ image width, y \/ image height\), not pixels/);

@@ -5,9 +5,8 @@
  */
 import assert from 'node:assert/strict';
 import { unzipSync } from 'fflate';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { describe, it } from 'node:test';
 import { LibreYOLO } from '../../src/index.ts';
@@ -20,8 +19,9 @@ import { ModelEMA } from '../../src/train/ema.ts';
 import { Optimizer } from '../../src/train/optimizer.ts';
 import { readTorchCheckpoint } from '../../src/weights/torch-checkpoint.ts';
 import type { PyValue } from '../../src/weights/pickle.ts';
+import { tempDir } from '../helpers/temp.ts';
 
-const tmp = mkdtempSync(join(tmpdir(), 'libreyolo-train-ckpt-'));
+const tmp = tempDir();
 
 describe('training checkpoint', () => {
   it('has the original keys, loads with LibreYOLO() (EMA weights) and resumes (raw weights, optimizer, EMA)', async () => {

@@ -10,8 +10,7 @@
  * where the reference's own top-2 gap or distance to `conf` is below the score tolerance.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import * as ort from 'onnxruntime-node';
@@ -28,6 +27,7 @@ import type { Detections } from '../../src/predict/postprocess.ts';
 import { buildInferenceGraph } from '../../src/runtime/graph-engine.ts';
 import { readSafetensors } from '../../src/weights/safetensors.ts';
 import { fixture, REPO_ROOT } from '../helpers/fixtures.ts';
+import { tempDir } from '../helpers/temp.ts';
 
 const PHOTO = join(REPO_ROOT, 'test/assets/parkour.jpg');
 const CONF = 0.25;
@@ -197,7 +197,7 @@ function refCandidateBoxes(decoded: Float32Array, image: number, anchors: number
 
 describe('parity with the original YOLOX-n', () => {
   let model: LibreYOLOModel;
-  const dir = mkdtempSync(join(tmpdir(), 'libreyolo-yolox-parity-'));
+  const dir = tempDir();
 
   before(async () => {
     const file = readSafetensors(new Uint8Array(readFileSync(fixture('yoloxn_ref_io.safetensors'))), 'io');

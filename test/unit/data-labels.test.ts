@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { LibreYOLOError } from '../../src/errors.ts';
 import { formatLabels, labelPathFor, labelsToPixelBoxes, parseLabels, readLabels } from '../../src/data/labels.ts';
+import { tempDir } from '../helpers/temp.ts';
 
 function rejects(fn: () => unknown, re: RegExp): void {
   assert.throws(fn, (e: unknown) => e instanceof LibreYOLOError && e.code === 'data_invalid' && e.exitCode === 3 && re.test(e.message));
@@ -39,7 +39,7 @@ describe('label files', () => {
   });
 
   it('reads files; a missing file has no objects', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'ly-labels-'));
+    const dir = tempDir();
     await writeFile(join(dir, 'a.txt'), formatLabels([1, 0.5, 0.25, 0.5, 0.5]));
     const l = await readLabels(join(dir, 'a.txt'), 2);
     assert.equal(l.n, 1);
