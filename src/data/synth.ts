@@ -44,6 +44,8 @@ export interface SynthOptions {
   overwrite?: boolean;
   /** Parallel renders (default 8). */
   concurrency?: number;
+  /** `detect` (default: box rows) or `segment`: polygon rows of each outline, shapes never overlapping. */
+  task?: 'detect' | 'segment';
 }
 
 export interface SynthSummary {
@@ -63,7 +65,12 @@ export interface SynthObject {
   y1: number;
   x2: number;
   y2: number;
+  /** Its outline as flat x,y pixel pairs: the drawn vertices, or 64 points on a drawn ellipse. */
+  polygon?: number[];
 }
+
+/** Points on an ellipse outline (radii rx, ry, rotated by theta about its centre). */
+const ELLIPSE_POINTS = 64;
 
 export interface SynthScene {
   width: number;
@@ -157,6 +164,8 @@ export interface SceneOptions {
   small: boolean;
   square: boolean;
   empty: boolean;
+  /** Shapes never overlap, so each outline is exactly the object's visible pixels (segment labels). */
+  disjoint?: boolean;
 }
 
 /** Builds one scene (SVG text + exact boxes) from a seeded generator. */
@@ -206,12 +215,12 @@ export function synthScene(rand: () => number, o: SceneOptions): SynthScene {
       let box: SynthObject;
       if (local) {
         const xs = local.map((p) => r3(cx + p[0])), ys = local.map((p) => r3(cy + p[1]));
-        box = { cls, x1: Math.min(...xs), y1: Math.min(...ys), x2: Math.max(...xs), y2: Math.max(...ys) };
-        if (!objects.every((b) => acceptable(b, box))) continue;
+        box = { cls, x1: Math.min(...xs), y1: Math.min(...ys), x2: Math.max(...xs), y2: Math.max(...ys), polygon: xs.flatMap((x, i) => [x, ys[i]!]) };
+        if (!objects.every((b) => acceptable(b, box, o.disjoint))) continue;
         parts.push(`<polygon points="${xs.map((x, i) => `${x},${ys[i]}`).join(' ')}" fill="${hex(colour)}"/>`);
       } else {
-        box = { cls, x1: cx - hx, y1: cy - hy, x2: cx + hx, y2: cy + hy };
-        if (!objects.every((b) => acceptable(b, box))) continue;
+        box = { cls, x1: cx - hx, y1: cy - hy, x2: cx + hx, y2: cy + hy, polygon: ellipseOutline(cx, cy, rx, ry, theta) };
+        if (!objects.every((b) => acceptable(b, box, o.disjoint))) continue;
         parts.push(`<ellipse cx="${cx}" cy="${cy}" rx="${rx}" ry="${ry}" transform="rotate(${deg} ${cx} ${cy})" fill="${hex(colour)}"/>`);
       }
       objects.push(box);
@@ -226,10 +235,25 @@ export function sceneSvg(width: number, height: number, elements: readonly strin
   return `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" shape-rendering="geometricPrecision">${elements.join('')}</svg>`;
 }
 
-/** A new shape may overlap earlier ones, but may cover at most 40 % of any of them (drawn later = on top). */
-function acceptable(prev: SynthObject, next: SynthObject): boolean {
+function ellipseOutline(cx: number, cy: number, rx: number, ry: number, theta: number): number[] {
+  const cos = Math.cos(theta), sin = Math.sin(theta);
+  const pts: number[] = [];
+  for (let k = 0; k < ELLIPSE_POINTS; k++) {
+    const t = (k * 2 * Math.PI) / ELLIPSE_POINTS;
+    const x = rx * Math.cos(t), y = ry * Math.sin(t);
+    pts.push(cx + x * cos - y * sin, cy + x * sin + y * cos);
+  }
+  return pts;
+}
+
+/**
+ * A new shape may overlap earlier ones, but may cover at most 40 % of any of them (drawn later = on
+ * top); `disjoint`: boxes may not overlap at all (one pixel apart), so no shape hides another.
+ */
+function acceptable(prev: SynthObject, next: SynthObject, disjoint = false): boolean {
   const iw = Math.min(prev.x2, next.x2) - Math.max(prev.x1, next.x1);
   const ih = Math.min(prev.y2, next.y2) - Math.max(prev.y1, next.y1);
+  if (disjoint) return iw < -1 || ih < -1;
   if (iw <= 0 || ih <= 0) return true;
   const inter = iw * ih;
   const aPrev = (prev.x2 - prev.x1) * (prev.y2 - prev.y1);
@@ -250,6 +274,17 @@ export function sceneLabels(scene: SynthScene): number[] {
     rows.push(b.cls, (b.x1 + b.x2) / 2 / scene.width, (b.y1 + b.y2) / 2 / scene.height, (b.x2 - b.x1) / scene.width, (b.y2 - b.y1) / scene.height);
   }
   return rows;
+}
+
+/** Segment label rows `cls x1 y1 x2 y2 ...`, the outline normalised to the scene (6 decimals). */
+export function sceneSegmentLabels(scene: SynthScene): string {
+  const f = (v: number): string => String(Math.round(Math.min(Math.max(v, 0), 1) * 1e6) / 1e6);
+  return scene.objects.map((o) => {
+    const p = o.polygon!;
+    const coords: string[] = [];
+    for (let k = 0; k < p.length; k += 2) coords.push(f(p[k]! / scene.width), f(p[k + 1]! / scene.height));
+    return `${o.cls} ${coords.join(' ')}\n`;
+  }).join('');
 }
 
 function positiveInt(name: string, v: number, min = 0): number {
@@ -305,8 +340,11 @@ export async function generateSynthDataset(options: SynthOptions): Promise<Synth
   }
   for (const d of dirs) await mkdir(d, { recursive: true });
 
+  const task = options.task ?? 'detect';
+  if (task !== 'detect' && task !== 'segment') throw new LibreYOLOError('config_range_error', `task must be detect or segment, got '${String(task)}'`);
   const scene: SceneOptions = {
     imgsz, nc: shapes.length, shapes, minObjects, maxObjects, sizeRange, small: options.small ?? false, square: options.square ?? false, empty: false,
+    ...(task === 'segment' ? { disjoint: true } : {}),
   };
   const jobs: { split: 'train' | 'val'; index: number }[] = [];
   for (let i = 0; i < nTrain; i++) jobs.push({ split: 'train', index: i });
@@ -322,7 +360,7 @@ export async function generateSynthDataset(options: SynthOptions): Promise<Synth
       const stem = String(index).padStart(6, '0');
       const bytes = await renderScene(s, format);
       await writeFile(join(root, 'images', split, stem + ext), bytes);
-      await writeFile(join(root, 'labels', split, `${stem}.txt`), formatLabels(sceneLabels(s)));
+      await writeFile(join(root, 'labels', split, `${stem}.txt`), task === 'segment' ? sceneSegmentLabels(s) : formatLabels(sceneLabels(s)));
       objects += s.objects.length;
     }
   };
@@ -330,7 +368,7 @@ export async function generateSynthDataset(options: SynthOptions): Promise<Synth
 
   const yamlText = `# Synthetic shapes (libreyolo data synth --seed ${seed} --train ${nTrain} --val ${nVal} --imgsz ${imgsz}` +
     ` --classes ${shapes.join(',')} --min-objects ${minObjects} --max-objects ${maxObjects} --size-range ${sizeRange.join(',')}` +
-    `${options.small ? ' --small' : ''}${options.square ? ' --square' : ''}${emptyFraction > 0 ? ` (empty fraction ${emptyFraction})` : ''})\n# path is omitted: the dataset root is this file's folder\n` +
+    `${options.small ? ' --small' : ''}${options.square ? ' --square' : ''}${task === 'segment' ? ' --task segment' : ''}${emptyFraction > 0 ? ` (empty fraction ${emptyFraction})` : ''})\n# path is omitted: the dataset root is this file's folder\n` +
     toYaml({ train: 'images/train', val: 'images/val', nc: shapes.length, names: new Map(shapes.map((s, i) => [i, s])) });
   const yaml = join(root, 'data.yaml');
   await writeFile(yaml, yamlText);

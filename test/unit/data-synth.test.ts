@@ -8,6 +8,7 @@ import sharp from 'sharp';
 import { LibreYOLOError } from '../../src/errors.ts';
 import { loadDataset } from '../../src/data/dataset.ts';
 import { mixSeed, mulberry32 } from '../../src/data/augment.ts';
+import { parseLabelLine } from '../../src/data/labels.ts';
 import { generateSynthDataset, parseShapeClasses, sceneSvg, synthScene, SHAPE_CLASSES, type SceneOptions } from '../../src/data/synth.ts';
 
 let base: string;
@@ -99,5 +100,74 @@ describe('synthetic dataset', () => {
     assert.deepEqual(parseShapeClasses(undefined), [...SHAPE_CLASSES]);
     assert.throws(() => parseShapeClasses('circle,blob'), /Unknown shape class 'blob'/);
     assert.throws(() => parseShapeClasses('circle,circle'), /duplicates/);
+  });
+});
+
+describe('synthetic segment labels (--task segment)', () => {
+  /** Distance from (x, y) to the nearest edge of a closed polygon (flat pairs). */
+  const edgeDistance = (p: number[], x: number, y: number): number => {
+    let best = Infinity;
+    for (let i = 0, n = p.length / 2; i < n; i++) {
+      const ax = p[2 * i]!, ay = p[2 * i + 1]!, bx = p[(2 * i + 2) % p.length]!, by = p[(2 * i + 3) % p.length]!;
+      const t = Math.max(0, Math.min(1, ((x - ax) * (bx - ax) + (y - ay) * (by - ay)) / ((bx - ax) ** 2 + (by - ay) ** 2 || 1)));
+      best = Math.min(best, Math.hypot(x - ax - t * (bx - ax), y - ay - t * (by - ay)));
+    }
+    return best;
+  };
+  const inside = (p: number[], x: number, y: number): boolean => {
+    let c = false;
+    for (let i = 0, j = p.length / 2 - 1; i < p.length / 2; j = i++) {
+      const xi = p[2 * i]!, yi = p[2 * i + 1]!, xj = p[2 * j]!, yj = p[2 * j + 1]!;
+      if ((yi > y) !== (yj > y) && x < ((xj - xi) * (y - yi)) / (yj - yi) + xi) c = !c;
+    }
+    return c;
+  };
+
+  it('each outline is the drawn shape: one fill colour everywhere 1.5 px inside it, other colours 1.5 px outside', async () => {
+    const opts: SceneOptions = { imgsz: 160, nc: 8, shapes: SHAPE_CLASSES, minObjects: 3, maxObjects: 5, sizeRange: [0.15, 0.35], small: false, square: true, empty: false, disjoint: true };
+    let checked = 0;
+    for (let seed = 1; seed <= 4; seed++) {
+      const scene = synthScene(mulberry32(seed), opts);
+      const { data, info } = await sharp(Buffer.from(scene.svg), { density: 72 }).removeAlpha().raw().toBuffer({ resolveWithObject: true });
+      for (const o of scene.objects) {
+        const p = o.polygon!;
+        let fill: string | null = null;
+        for (let y = 0; y < info.height; y++) for (let x = 0; x < info.width; x++) {
+          const cx = x + 0.5, cy = y + 0.5;
+          if (edgeDistance(p, cx, cy) < 1.5) continue;
+          const k = 3 * (y * info.width + x);
+          const rgb = `${data[k]},${data[k + 1]},${data[k + 2]}`;
+          if (inside(p, cx, cy)) {
+            fill ??= rgb;
+            assert.equal(rgb, fill, `seed ${seed} class ${o.cls}: pixel (${x},${y}) inside the outline is not the fill`);
+            checked++;
+          } else if (fill !== null && x >= o.x1 && x <= o.x2 && y >= o.y1 && y <= o.y2) {
+            assert.notEqual(rgb, fill, `seed ${seed} class ${o.cls}: pixel (${x},${y}) outside the outline has the fill colour`);
+          }
+        }
+        assert.ok(fill !== null, 'the outline has an interior');
+      }
+      // Disjoint: no two boxes overlap, so no shape hides part of another.
+      scene.objects.forEach((a, i) => scene.objects.slice(i + 1).forEach((b) => assert.ok(a.x2 < b.x1 || b.x2 < a.x1 || a.y2 < b.y1 || b.y2 < a.y1)));
+    }
+    assert.ok(checked > 1000, `${checked} interior pixels checked`);
+  });
+
+  it('writes polygon rows whose extents are the boxes, readable as polygons by the label parser', async () => {
+    const out = await mkdtemp(join(tmpdir(), 'ly-synth-seg-'));
+    try {
+      const r = await generateSynthDataset({ out, train: 3, val: 1, imgsz: 128, task: 'segment', seed: 7 });
+      assert.match(await readFile(r.yaml, 'utf8'), /--task segment/);
+      const lines = (await readFile(join(out, 'labels/train/000000.txt'), 'utf8')).trim().split('\n');
+      assert.ok(lines.length >= 1);
+      for (const line of lines) {
+        const row = parseLabelLine(line);
+        assert.ok(row.ok && row.polygon, line);
+        assert.ok(row.fields >= 7 && row.fields % 2 === 1);
+      }
+      await assert.rejects(generateSynthDataset({ out: join(out, 'x'), task: 'pose' as 'segment' }), /task must be detect or segment, got 'pose'/);
+    } finally {
+      await rm(out, { recursive: true, force: true });
+    }
   });
 });

@@ -23,6 +23,7 @@ interface SynthFlags {
   square?: boolean;
   format: 'png' | 'jpg';
   overwrite: boolean;
+  task: 'detect' | 'segment';
   json: boolean;
 }
 
@@ -42,6 +43,7 @@ function synthCommand(): Command {
     .option('--square', 'square images (default: varied aspect ratio)')
     .addOption(new Option('--format <fmt>', 'image format').choices(['png', 'jpg']).default('png'))
     .option('--overwrite', 'replace existing images and labels in --out', false)
+    .addOption(new Option('--task <task>', 'detect (box rows) or segment (polygon rows of each outline; shapes never overlap)').choices(['detect', 'segment']).default('detect'))
     .addOption(new Option('--json', 'print one JSON object').default(false))
     .action(async (flags: SynthFlags) => {
       checkRange('train', flags.train, 0);
@@ -58,7 +60,7 @@ function synthCommand(): Command {
         out: flags.out, seed: flags.seed, train: flags.train, val: flags.val, imgsz: flags.imgsz,
         ...(flags.classes !== undefined ? { classes: flags.classes.split(',').map((s) => s.trim()).filter(Boolean) } : {}),
         minObjects: flags.minObjects, maxObjects: flags.maxObjects, ...(sizeRange ? { sizeRange } : {}), small: flags.small, square: flags.square === true,
-        format: flags.format, overwrite: flags.overwrite,
+        format: flags.format, overwrite: flags.overwrite, task: flags.task,
       });
       if (flags.json) {
         process.stdout.write(`${JSON.stringify({ schema_version: 1, data: r.yaml, root: r.root, names: r.names, train: r.train, val: r.val, objects: r.objects })}\n`);
