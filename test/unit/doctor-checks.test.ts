@@ -4,6 +4,9 @@
  */
 import assert from 'node:assert/strict';
 import { copyFile, rm, unlink, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { zipSync } from 'fflate';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import sharp from 'sharp';
@@ -341,5 +344,40 @@ describe('doctor image scan', () => {
     const sortedNaive = [...naive].map((p) => p.split('|').sort((x, y) => (x < y ? -1 : 1)).join('|')).sort();
     assert.deepEqual([...found].sort(), sortedNaive);
     assert.ok(sortedNaive.length >= 25, `${sortedNaive.length} near pairs planted`);
+  });
+});
+
+describe('doctor --download', () => {
+  let dir: string;
+  before(async () => { dir = await tempDir(); });
+  after(() => rm(dir, { recursive: true, force: true }));
+
+  it('fetches a missing dataset from the YAML URL (a local server) only when asked; a script is never run', async () => {
+    const zip = zipSync({
+      'images/train/a.png': new Uint8Array(await smoothNoise(1)), 'labels/train/a.txt': new TextEncoder().encode(balancedBoxes([0, 1], 10)),
+      'images/val/b.png': new Uint8Array(await smoothNoise(2)), 'labels/val/b.txt': new TextEncoder().encode(balancedBoxes([0, 1])),
+    });
+    let hits = 0;
+    const server = createServer((req, res) => { hits++; res.writeHead(req.url === '/ds.zip' ? 200 : 404); res.end(req.url === '/ds.zip' ? zip : undefined); });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    try {
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/ds.zip`;
+      const root = join(dir, 'dl');
+      const yamlPath = await put(root, 'data.yaml', `path: ${join(root, 'data')}\ntrain: images/train\nval: images/val\nnames: [a, b]\ndownload: ${url}\n`);
+      const offline = await diagnose(yamlPath, { fast: true });
+      assert.deepEqual(offline.findings.map((f) => f.message), ["'train' path(s) do not exist.", "'val' path(s) do not exist."]);
+      assert.equal(hits, 0, 'nothing fetched without --download');
+      const fetched = await diagnose(yamlPath, { download: true, log: () => undefined });
+      assert.equal(hits, 1);
+      assert.deepEqual(fetched.findings, []);
+      assert.deepEqual([...fetched.stats.splits.keys()], ['train', 'val']);
+      const script = await put(join(dir, 'script'), 'data.yaml', 'train: images/train\nval: images/val\nnames: [a]\ndownload: |\n  import os; os.system("touch pwned")\n');
+      const logs: string[] = [];
+      const r = await diagnose(script, { download: true, fast: true, log: (m) => logs.push(m) });
+      assert.match(logs.join('\n'), /download entry is a script, which is never run/);
+      assert.equal(r.exitCode(), 1);
+    } finally {
+      server.close();
+    }
   });
 });
