@@ -108,26 +108,34 @@ export async function writeUnique(dir: string, stem: string, ext: string, data: 
   const tmp = join(dir, `.${stem}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
   await writeFile(tmp, data);
   try {
-    for (let n = 1; ; n++) {
-      const path = join(dir, `${stem}${numbered(stem, n)}${ext ? `.${ext}` : ''}`);
-      try {
-        await link(tmp, path);
-        return path;
-      } catch (e) {
-        if (isErrno(e, 'EEXIST')) continue;
-        if (!['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'ENOSYS', 'EXDEV'].includes((e as NodeJS.ErrnoException).code ?? '')) throw e;
-      }
-      try {
-        await (await open(path, 'wx')).close();
-      } catch (e) {
-        if (isErrno(e, 'EEXIST')) continue;
-        throw e;
-      }
-      await rename(tmp, path).catch(async (e: unknown) => { await rm(path, { force: true }); throw e; });
-      return path;
-    }
+    return await publishUnique(tmp, dir, stem, ext);
   } finally {
     await rm(tmp, { force: true });
+  }
+}
+
+/**
+ * Gives the finished file `tmp` (in `dir`) the first free name `<stem>[N].<ext>` (see `numbered`) without replacing
+ * anything (hard link, else exclusive create and rename); the caller removes `tmp` afterwards.
+ */
+export async function publishUnique(tmp: string, dir: string, stem: string, ext: string): Promise<string> {
+  for (let n = 1; ; n++) {
+    const path = join(dir, `${stem}${numbered(stem, n)}${ext ? `.${ext}` : ''}`);
+    try {
+      await link(tmp, path);
+      return path;
+    } catch (e) {
+      if (isErrno(e, 'EEXIST')) continue;
+      if (!['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'ENOSYS', 'EXDEV'].includes((e as NodeJS.ErrnoException).code ?? '')) throw e;
+    }
+    try {
+      await (await open(path, 'wx')).close();
+    } catch (e) {
+      if (isErrno(e, 'EEXIST')) continue;
+      throw e;
+    }
+    await rename(tmp, path).catch(async (e: unknown) => { await rm(path, { force: true }); throw e; });
+    return path;
   }
 }
 

@@ -22,6 +22,8 @@ export const LIMITS = {
   urlBytes: { env: 'LIBREYOLO_MAX_URL_BYTES', default: 128 * 2 ** 20, unit: 'bytes', what: 'image download size' },
   /** Decoded pixels of one image (width x height), sharp's own default. */
   imagePixels: { env: 'LIBREYOLO_MAX_IMAGE_PIXELS', default: 0x3fff * 0x3fff, unit: 'count', what: 'image pixel count' },
+  /** Longest wait for the next frame of a video or live stream before it counts as stalled. */
+  streamIdleTimeoutMs: { env: 'LIBREYOLO_STREAM_IDLE_TIMEOUT_MS', default: 30_000, unit: 'ms', what: 'video frame timeout' },
   /** Whole time to fetch one image URL. */
   urlTimeoutMs: { env: 'LIBREYOLO_URL_TIMEOUT_MS', default: 30_000, unit: 'ms', what: 'image URL timeout' },
   /** Weight downloads: size of one file (official weights are under 250 MB), checked on the header and while it streams. */
