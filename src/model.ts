@@ -2,6 +2,7 @@
  * LibreYOLOModel: a loaded detector. It owns the network (or exported ONNX file), the metadata
  * (family, size, names, input size) and an inference engine whose sessions live in a worker.
  */
+import { existsSync } from 'node:fs';
 import { LibreYOLOError } from './errors.ts';
 import type { HostTensor } from './graph/tensor.ts';
 import { checkFamilyImgsz, checkpointImgsz, type DetectionNetwork, type ModelFamily } from './models/registry.ts';
@@ -14,6 +15,10 @@ import { runPredict, type PredictContext } from './predict/predictor.ts';
 import type { Results } from './predict/results.ts';
 import { SourcesFailedError } from './predict/source-failures.ts';
 import { checkAugmentAtCall, tilingMode } from './predict/task-gates.ts';
+import { checkTrackTask, splitTrackOptions, type TrackOptions } from './predict/track-options.ts';
+import { framesResults, videoSourceResults, VideoRun, type FrameInput } from './predict/video.ts';
+import { ByteTracker } from './track/byte-tracker.ts';
+import { isLiveSource, isVideoSource } from './video/sources.ts';
 import { parseDevice, type Device } from './runtime/device.ts';
 import type { SessionEngine } from './runtime/engine.ts';
 import {
@@ -94,6 +99,8 @@ export class LibreYOLOModel {
   private graphRunner: GraphRunner | null = null;
   /** train/check.ts once lossAndGradients() ran (its sessions are released on close). */
   private checkModule: typeof import('./train/check.ts') | null = null;
+  /** The tracker `track({ persist: true })` keeps between calls. */
+  private persistentTracker: ByteTracker | null = null;
 
   constructor(init: ModelInit) {
     this.family = init.family;
@@ -193,6 +200,9 @@ export class LibreYOLOModel {
   predict(source: ImageSource, options?: PredictOptions): Promise<Results | Results[]>;
   predict(source: ImageSource | ImageSource[], options: PredictOptions = {}): Promise<Results | Results[]> | AsyncIterable<Results> {
     if (options.stream === true) return this.streamResults(source, options); // any other value is validated (and refused) below
+    if (isLiveSource(videoPath(source))) {
+      return Promise.reject(new LibreYOLOError('config_conflict', `${videoPath(source)} is a live stream, which has no end to collect results at: use predict(source, { stream: true }) and read them as they come.`));
+    }
     return (async () => {
       let isBatch = false;
       const out = await this.collect(source, options, (b) => (isBatch = b));
@@ -203,6 +213,9 @@ export class LibreYOLOModel {
   /** One image, one `Results`: a folder or list source is refused before anything runs. */
   async predictOne(source: ImageSource, options: PredictOptions & { stream?: false } = {}): Promise<Results> {
     this.refuseStream('predictOne', options);
+    if (isVideoSource(videoPath(source))) {
+      throw new LibreYOLOError('config_type_error', `predictOne() takes one image, but ${videoPath(source)} is a video; use predict() or predictAll() (one Results per frame)`);
+    }
     const [result] = await this.collect(source, options, (isBatch, count, label) => {
       if (isBatch) {
         throw new LibreYOLOError('config_type_error', `predictOne() takes one image, but ${label} holds ${count} image${count === 1 ? '' : 's'}; use predictAll() for a folder or a list`);
@@ -256,9 +269,62 @@ export class LibreYOLOModel {
       const reason = captureUnavailableReason(this.device);
       if (reason !== null) throw unavailableError(this.device, reason);
     }
+    const video = videoPath(source);
+    if (isVideoSource(video)) {
+      onKind?.(true, 0, video);
+      const run = new VideoRun((r) => videoSourceResults(r, this.context(opts.cudaGraph), video, opts, {
+        mode: 'predict', tracker: null, save: opts.save, outputPath: opts.outputPath, warn: this.warn,
+        // The list form holds every frame's results: the original's hint towards streaming.
+        onOpen: (info) => {
+          const n = Math.floor(info.totalFrames / opts.vidStride);
+          if (!options.stream && n > 500) this.warn(`Video has ~${n} frames to process. Consider using stream=True to avoid high memory usage.`);
+        },
+      }));
+      yield* run;
+      return;
+    }
+    refuseFrameOptions(opts, video ?? 'this source');
     const { items, isBatch } = await resolveSources(source);
     onKind?.(isBatch, items.length, typeof source === 'string' ? source : source instanceof URL ? source.href : 'the list');
     yield* runPredict(this.context(opts.cudaGraph, validation), items, opts, isBatch);
+  }
+
+  /**
+   * Tracks objects with ByteTrack across the frames of a video file, a live stream (`rtsp://`,
+   * `rtmp://`, `tcp://`, `udp://`, `srt://`, an http(s) `.m3u8`, `/dev/video<N>`), or frames the caller
+   * supplies (a Buffer, raw pixels, or an (async) iterable of them). An async iterator of one tracked
+   * `Results` per kept frame (`boxes.id`, `track_id`); nothing runs until it is iterated, and every
+   * error appears at the first iteration. Keys besides the detector and saving controls are
+   * `TrackConfig` keys; unknown ones are dropped with one warning, as in the original. After the run,
+   * `saved_path` names the annotated video (`save: true`).
+   */
+  track(source: string | URL | FrameInput | Iterable<FrameInput> | AsyncIterable<FrameInput>, options: TrackOptions = {}): VideoRun {
+    return new VideoRun(async function* (this: LibreYOLOModel, run: VideoRun) {
+      this.ensureOpen();
+      checkTrackTask(this.task);
+      const split = splitTrackOptions(options as Record<string, unknown>, this.warn);
+      const opts = resolvePredictOptions(split.detector as Record<string, unknown>, { names: this.names, imgszStride: this.family.imgszStride }, this.warn);
+      if (opts.cudaGraph !== 'off') this.requireGraphSupport();
+      if (opts.device !== undefined) await this.to(opts.device);
+      let tracker: ByteTracker;
+      if (split.persist) tracker = this.persistentTracker ??= new ByteTracker(split.config);
+      else {
+        this.persistentTracker = null;
+        tracker = new ByteTracker(split.config);
+      }
+      const req = { mode: 'track' as const, tracker, save: split.save, outputPath: split.outputPath, warn: this.warn };
+      const ctx = this.context(opts.cudaGraph);
+      const path = videoPath(source as ImageSource);
+      if (path !== null) {
+        if (!isLiveSource(path) && !existsSync(path)) {
+          throw new LibreYOLOError('source_not_found', `Video file not found: ${path}`, { suggestion: 'Pass an existing video file, a live stream URL, or frames (Buffers or raw pixels).' });
+        }
+        yield* videoSourceResults(run, ctx, path, opts, req);
+        return;
+      }
+      const frames = isFrameStream(source) ? source : [source as FrameInput];
+      yield* framesResults(run, ctx, frames, opts, { ...req, rate: split.config.frame_rate });
+    }.bind(this));
   }
 
   private checkTaskGates(opts: ResolvedPredictOptions): void {
@@ -426,5 +492,27 @@ export class LibreYOLOModel {
       format: this.format, precision: this.precision, device: this.device.id, weights: this.weightsPath,
       parameters: this.parameterCount(),
     };
+  }
+}
+
+/** The path or URL a source names, or null for in-memory images and lists. */
+function videoPath(source: ImageSource | readonly ImageSource[] | unknown): string | null {
+  if (source instanceof URL) return source.href;
+  return typeof source === 'string' ? source : null;
+}
+
+function isFrameStream(v: unknown): v is Iterable<FrameInput> | AsyncIterable<FrameInput> {
+  if (v === null || typeof v !== 'object' || v instanceof Uint8Array) return false;
+  return Symbol.iterator in v || Symbol.asyncIterator in v;
+}
+
+/** vid_stride and stream_buffer shape videos and live streams; on anything else they are refused, not ignored. */
+function refuseFrameOptions(opts: ResolvedPredictOptions, what: string): void {
+  if (opts.vidStride > 1) {
+    const nth = opts.vidStride === 2 ? '2nd' : opts.vidStride === 3 ? '3rd' : `${opts.vidStride}th`;
+    throw new LibreYOLOError('config_conflict', `vid_stride=${opts.vidStride} keeps every ${nth} frame of a video or live stream, but ${what} is not one (images, folders and lists have no frames to skip). Remove vid_stride.`);
+  }
+  if (opts.streamBuffer) {
+    throw new LibreYOLOError('config_conflict', `stream_buffer=true queues the frames of a live stream, but ${what} is not one. Remove stream_buffer.`);
   }
 }

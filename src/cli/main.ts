@@ -16,6 +16,7 @@ import { predictCommand } from './commands/predict.ts';
 import { profileCommand } from './commands/profile.ts';
 import { quantizeCommand } from './commands/quantize.ts';
 import { valCommand } from './commands/val.ts';
+import { trackCommand } from './commands/track.ts';
 import { trainCommand } from './commands/train.ts';
 import { uiCommand } from './commands/ui.ts';
 import { versionCommand } from './commands/version.ts';
@@ -29,7 +30,7 @@ export function buildProgram(): Command {
     .version(VERSION, '--version')
     .showSuggestionAfterError(true)
     .addHelpText('after', `\nModel families: ${describeFamilies()}.`);
-  for (const cmd of [predictCommand(), exportCommand(), dataCommand(), profileCommand(), quantizeCommand(), valCommand(), trainCommand(), doctorCommand()]) program.addCommand(cmd);
+  for (const cmd of [predictCommand(), exportCommand(), dataCommand(), profileCommand(), quantizeCommand(), valCommand(), trainCommand(), doctorCommand(), trackCommand()]) program.addCommand(cmd);
   // The environment and model-description commands (the original's special commands).
   for (const cmd of [versionCommand(), checksCommand(), modelsCommand(), formatsCommand(), cfgCommand(), infoCommand(), metadataCommand(), uiCommand()]) program.addCommand(cmd);
   return program;

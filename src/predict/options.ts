@@ -60,10 +60,12 @@ export interface PredictOptions {
   half?: boolean;
   /** Project dir that `runs/` is resolved against (default: cwd). */
   project_dir?: string;
-  /** Video/live sources are not read here: only `1` (every frame) is accepted; other values are refused. */
+  /** Videos and live streams: keep every N-th frame (frames 0, N, 2N, ...). Default 1. */
   vid_stride?: number;
-  /** Live sources are not read here: only `false` is accepted; `true` is refused. */
+  /** Live streams: queue every frame (true) or keep only the newest so results stay current (false, default). */
   stream_buffer?: boolean;
+  /** Refused: there is no window to show frames in from Node; use `save: true`. */
+  show?: boolean;
 }
 
 export interface ResolvedPredictOptions {
@@ -87,6 +89,10 @@ export interface ResolvedPredictOptions {
   augment: boolean;
   cudaGraph: GraphMode;
   projectDir: string;
+  /** Keep every N-th video frame. */
+  vidStride: number;
+  /** Live streams: queue every frame instead of keeping the newest. */
+  streamBuffer: boolean;
 }
 
 /** Options that only shape the tile merge: refused without `tiling`, so none is accepted and ignored. */
@@ -94,7 +100,7 @@ const TILE_MERGE_KEYS = ['postprocess_type', 'match_metric', 'match_threshold', 
 
 const ACCEPTED = new Set<string>([
   'conf', 'iou', 'imgsz', 'classes', 'max_det', 'save', 'output_path', 'output_file_format', 'device', 'batch',
-  'stream', 'tiling', 'overlap_ratio', 'augment', 'project_dir', 'half', 'stream_buffer', 'vid_stride', 'cuda_graph',
+  'stream', 'tiling', 'overlap_ratio', 'augment', 'project_dir', 'half', 'stream_buffer', 'vid_stride', 'cuda_graph', 'show',
   ...TILE_MERGE_KEYS,
 ]);
 const REJECTED = new Set(['visualize', 'embed']);
@@ -140,27 +146,17 @@ export function flag(name: string, v: unknown): boolean {
 }
 
 /**
- * `vid_stride` and `stream_buffer` shape video, live and screen sources, which this package does not
- * read. Their defaults (every frame; no frame buffer) are what happens; anything else is refused.
+ * `vid_stride` must be a whole number >= 1 (the original turned 0, negatives and 0.5 into 1 and 2.7
+ * into 2 while dividing the saved fps by 2.7; both are refused here). `show` needs a window system.
  */
-function checkFrameOptions(raw: Record<string, unknown>): void {
-  const stride = raw.vid_stride;
-  if (stride !== undefined) {
-    if (typeof stride !== 'number' || !Number.isInteger(stride)) throw new LibreYOLOError('config_type_error', `vid_stride must be an integer, got ${JSON.stringify(stride)}`);
-    if (stride < 1) throw new LibreYOLOError('config_range_error', `vid_stride must be positive, got ${stride}`);
-    if (stride > 1) {
-      throw new LibreYOLOError('config_unsupported',
-        `vid_stride=${stride} skips frames of video, live or screen sources, which this package does not read (it reads image files, folders, lists, URLs and in-memory images). Remove vid_stride, or extract the frames you want first.`);
-    }
+function checkFrameOptions(raw: Record<string, unknown>): { vidStride: number; streamBuffer: boolean } {
+  const stride = raw.vid_stride ?? 1;
+  if (typeof stride !== 'number' || !Number.isInteger(stride)) throw new LibreYOLOError('config_type_error', `vid_stride must be an integer, got ${JSON.stringify(stride)}`);
+  if (stride < 1) throw new LibreYOLOError('config_range_error', `vid_stride must be positive, got ${stride}`);
+  if (flag('show', raw.show)) {
+    throw new LibreYOLOError('config_unsupported', 'show=true opens a window per frame, which Node has no window system for. Use save=true and open the saved video (or image) instead.');
   }
-  const buffer = raw.stream_buffer;
-  if (buffer !== undefined) {
-    if (typeof buffer !== 'boolean') throw new LibreYOLOError('config_type_error', `stream_buffer must be true or false, got ${JSON.stringify(buffer)}`);
-    if (buffer) {
-      throw new LibreYOLOError('config_unsupported',
-        'stream_buffer=true keeps every frame of a live source, which this package does not read (it reads image files, folders, lists, URLs and in-memory images). Remove stream_buffer.');
-    }
-  }
+  return { vidStride: stride, streamBuffer: flag('stream_buffer', raw.stream_buffer) };
 }
 
 /** The tile merge rule; its keys without `tiling` are refused rather than ignored. */
@@ -200,7 +196,7 @@ export function resolvePredictOptions(
     throw new LibreYOLOError('config_unknown_key',
       `Unsupported predict option(s): ${unknown.join(', ')}. Supported options include conf, iou, imgsz, device, classes, max_det, save, stream, and vid_stride.`);
   }
-  checkFrameOptions(raw);
+  const frames = checkFrameOptions(raw);
   // Booleans are checked before anything tests them ('false' is a string, and truthy).
   const [save, stream, tiling, augment] = (['save', 'stream', 'tiling', 'augment'] as const).map((k) => flag(k, raw[k]));
   const maxDet = raw.max_det ?? 300;
@@ -236,5 +232,6 @@ export function resolvePredictOptions(
     augment,
     cudaGraph,
     projectDir: raw.project_dir === undefined ? process.cwd() : String(raw.project_dir),
+    ...frames,
   };
 }

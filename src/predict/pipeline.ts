@@ -133,25 +133,53 @@ function later<P>(p: Promise<P>): Promise<P> {
  * computed before it were yielded (the next chunk is prepared while the current one is handed out).
  */
 export async function* runChunks<T>(
-  ctx: PipelineContext, jobs: Job<T>[], chunkSize: number, stack: boolean, size: [number, number], onLoadError?: LoadErrorHandler<T>,
+  ctx: PipelineContext, jobs: Iterable<Job<T>> | AsyncIterable<Job<T>>, chunkSize: number, stack: boolean, size: [number, number], onLoadError?: LoadErrorHandler<T>,
 ): AsyncGenerator<Array<ImageOutput<T>>> {
-  const groups = chunked(jobs, Math.max(1, chunkSize));
-  if (groups.length === 0) return;
-  const prepare = (k: number): Promise<PreparedChunk<T>> | null => (k < groups.length ? later(prepareChunk(ctx, groups[k]!, size, stack, onLoadError)) : null);
-  let inFlight = later(forwardChunk(ctx, await prepare(0)!));
-  let next = prepare(1);
-  for (let k = 0; k < groups.length; k++) {
-    const outputs = await inFlight;
-    let failure: { error: unknown } | null = null;
-    if (next) {
+  // Jobs may arrive one by one (video frames): a chunk is taken only when it is prepared.
+  const groups = Array.isArray(jobs) ? chunked(jobs as Job<T>[], Math.max(1, chunkSize)).values() : groupsOf(jobs, Math.max(1, chunkSize));
+  const prepare = async (): Promise<PreparedChunk<T> | null> => {
+    const g = await groups.next();
+    return g.done ? null : prepareChunk(ctx, g.value, size, stack, onLoadError);
+  };
+  try {
+    const first = await prepare();
+    if (first === null) return;
+    let inFlight = later(forwardChunk(ctx, first));
+    let next = later(prepare());
+    for (;;) {
+      const outputs = await inFlight;
+      let failure: { error: unknown } | null = null;
+      let more = false;
       try {
-        inFlight = later(forwardChunk(ctx, await next));
-        next = prepare(k + 2);
+        const chunk = await next;
+        if (chunk !== null) {
+          inFlight = later(forwardChunk(ctx, chunk));
+          next = later(prepare());
+          more = true;
+        }
       } catch (error) {
         failure = { error };
       }
+      yield outputs;
+      if (failure) throw failure.error;
+      if (!more) return;
     }
-    yield outputs;
-    if (failure) throw failure.error;
+  } finally {
+    // Not awaited: a frame source waiting on its producer is closed by its owner, which ends this.
+    const closing = groups.return?.(undefined);
+    if (closing instanceof Promise) closing.catch(() => undefined);
   }
+}
+
+/** Groups of `size` consecutive jobs (the last may be shorter), pulled as they are needed. */
+async function* groupsOf<J>(jobs: Iterable<J> | AsyncIterable<J>, size: number): AsyncGenerator<J[]> {
+  let group: J[] = [];
+  for await (const j of jobs) {
+    group.push(j);
+    if (group.length === size) {
+      yield group;
+      group = [];
+    }
+  }
+  if (group.length > 0) yield group;
 }

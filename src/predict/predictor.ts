@@ -127,30 +127,47 @@ async function predictOne(ctx: PredictContext, item: SourceItem, index: number, 
   throw new Error('unreachable: one job yields one output');
 }
 
+/** Items a predict run reads: a resolved list, or frames that arrive one by one (video). */
+export type ItemStream = readonly SourceItem[] | AsyncIterable<SourceItem>;
+
+async function* indexed(items: ItemStream): AsyncGenerator<ItemMeta> {
+  let index = 0;
+  for await (const item of items) yield { item, index: index++ };
+}
+
 /**
  * Yields each item with its decoded image, decoding the next one while the caller works. An item that
  * cannot be loaded goes to `onLoadError` (absent: the error ends the run) and the others go on.
  */
-async function* decoded(items: SourceItem[], onLoadError?: LoadErrorHandler<ItemMeta>): AsyncGenerator<{ item: SourceItem; index: number; image: RgbImage }> {
-  const load = (k: number): Promise<RgbImage> | null => {
-    if (k >= items.length) return null;
-    const p = span('decode', 'preprocess', () => items[k]!.load(), { source: items[k]!.label });
-    p.catch(() => undefined);
-    return p;
+async function* decoded(items: ItemStream, onLoadError?: LoadErrorHandler<ItemMeta>): AsyncGenerator<{ item: SourceItem; index: number; image: RgbImage }> {
+  const source = indexed(items);
+  const load = async (): Promise<{ meta: ItemMeta; image: Promise<RgbImage> } | null> => {
+    const r = await source.next();
+    if (r.done) return null;
+    const { item } = r.value;
+    const image = span('decode', 'preprocess', () => item.load(), { source: item.label });
+    image.catch(() => undefined);
+    return { meta: r.value, image };
   };
-  let next = load(0);
-  for (let k = 0; k < items.length; k++) {
-    let image: RgbImage;
-    try {
-      image = await next!;
-    } catch (error) {
-      if (!onLoadError) throw error;
-      onLoadError({ item: items[k]!, index: k }, error);
-      next = load(k + 1);
-      continue;
+  try {
+    // The next item is asked for, not awaited, before this one is handed out: a live frame is never held back.
+    let next = load();
+    for (let current = await next; current !== null; current = await next) {
+      let image: RgbImage;
+      try {
+        image = await current.image;
+      } catch (error) {
+        if (!onLoadError) throw error;
+        onLoadError(current.meta, error);
+        next = load();
+        continue;
+      }
+      next = load();
+      next.catch(() => undefined);
+      yield { ...current.meta, image };
     }
-    next = load(k + 1);
-    yield { item: items[k]!, index: k, image };
+  } finally {
+    void source.return(undefined);
   }
 }
 
@@ -251,17 +268,17 @@ async function predictAugmented(ctx: PredictContext, item: SourceItem, index: nu
  * after the last good result, a `SourcesFailedError` names every bad image and why. A single source
  * that cannot be read raises its own error.
  */
-export async function* runPredict(ctx: PredictContext, items: SourceItem[], opts: ResolvedPredictOptions, isBatch: boolean): AsyncGenerator<Results> {
+export async function* runPredict(ctx: PredictContext, items: ItemStream, opts: ResolvedPredictOptions, isBatch: boolean): AsyncGenerator<Results> {
   const failures: SourceFailure[] = [];
   const onLoadError: LoadErrorHandler<ItemMeta> | undefined = isBatch
     ? ({ item, index }, error) => failures.push(sourceFailure(index, item.path, item.label, error))
     : undefined;
   yield* predictItems(ctx, items, opts, isBatch, onLoadError);
-  if (failures.length) throw new SourcesFailedError(failures, items.length);
+  if (failures.length) throw new SourcesFailedError(failures, Array.isArray(items) ? items.length : failures.length);
 }
 
 async function* predictItems(
-  ctx: PredictContext, items: SourceItem[], opts: ResolvedPredictOptions, isBatch: boolean, onLoadError: LoadErrorHandler<ItemMeta> | undefined,
+  ctx: PredictContext, items: ItemStream, opts: ResolvedPredictOptions, isBatch: boolean, onLoadError: LoadErrorHandler<ItemMeta> | undefined,
 ): AsyncGenerator<Results> {
   const size = opts.imgsz ?? ctx.inputSize;
   checkFamilyImgsz(ctx.family, size);
@@ -280,8 +297,13 @@ async function* predictItems(
   if (stack && !ctx.acceptsBatch(opts.batch)) {
     ctx.warn(`Batched inference is not possible for this model (its input batch size is fixed); falling back to sequential processing.`);
   }
-  const jobs: Array<Job<ItemMeta>> = items.map((item, index) => ({ meta: { item, index }, label: item.label, load: () => item.load() }));
+  const job = (meta: ItemMeta): Job<ItemMeta> => ({ meta, label: meta.item.label, load: () => meta.item.load() });
+  const jobs = Array.isArray(items) ? (items as SourceItem[]).map((item, index) => job({ item, index })) : mapJobs(indexed(items), job);
   for await (const chunk of runChunks(pipelineCtx(ctx), jobs, opts.batch, stack, size, onLoadError)) {
     for (const o of chunk) yield await finish(ctx, o, opts, isBatch);
   }
+}
+
+async function* mapJobs(metas: AsyncIterable<ItemMeta>, job: (m: ItemMeta) => Job<ItemMeta>): AsyncGenerator<Job<ItemMeta>> {
+  for await (const m of metas) yield job(m);
 }

@@ -16,6 +16,8 @@ export class Boxes {
   readonly clsData: Float32Array;
   /** `[height, width]` of the original image, for the normalised views (set by `Results` if omitted) */
   orig_shape: [number, number] | null;
+  /** Track id per box, set by tracking (`null` for plain detections). */
+  idData: Int32Array | null = null;
 
   constructor(xyxy: Float32Array, conf: Float32Array, cls: Float32Array, origShape: [number, number] | null = null) {
     if (xyxy.length !== conf.length * 4 || cls.length !== conf.length) {
@@ -64,13 +66,34 @@ export class Boxes {
   /** class ids as floats (the reference's convention); use `Math.trunc` or `clsInt` for indexing */
   get cls(): number[] { return Array.from(this.clsData); }
   clsInt(i: number): number { return Math.trunc(this.clsData[i]!); }
-  /** rows `[x1, y1, x2, y2, conf, cls]` */
+  /** Track ids (one per box) after tracking, else null. */
+  get id(): number[] | null { return this.idData ? Array.from(this.idData) : null; }
+  /** True for tracking output, also when it holds no box. */
+  get is_track(): boolean { return this.idData !== null; }
+  /** rows `[x1, y1, x2, y2, conf, cls]`, or `[x1, y1, x2, y2, id, conf, cls]` after tracking */
   get data(): number[][] {
     const d = this.xyxyData;
+    const ids = this.idData;
     const out: number[][] = new Array(this.length);
     for (let i = 0; i < this.length; i++) {
-      out[i] = [d[i * 4]!, d[i * 4 + 1]!, d[i * 4 + 2]!, d[i * 4 + 3]!, this.confData[i]!, this.clsData[i]!];
+      const box = [d[i * 4]!, d[i * 4 + 1]!, d[i * 4 + 2]!, d[i * 4 + 3]!];
+      out[i] = ids ? [...box, ids[i]!, this.confData[i]!, this.clsData[i]!] : [...box, this.confData[i]!, this.clsData[i]!];
     }
+    return out;
+  }
+
+  /** The boxes at `rows`, in that order (ids too). */
+  select(rows: ArrayLike<number>): Boxes {
+    const n = rows.length;
+    const xyxy = new Float32Array(n * 4), conf = new Float32Array(n), cls = new Float32Array(n);
+    for (let k = 0; k < n; k++) {
+      const i = rows[k]!;
+      xyxy.set(this.xyxyData.subarray(i * 4, i * 4 + 4), k * 4);
+      conf[k] = this.confData[i]!;
+      cls[k] = this.clsData[i]!;
+    }
+    const out = new Boxes(xyxy, conf, cls, this.orig_shape);
+    if (this.idData) out.idData = Int32Array.from(rows, (i) => this.idData![i]!);
     return out;
   }
 }
@@ -101,6 +124,8 @@ export interface SummaryRow {
   box: { x1: number; y1: number; x2: number; y2: number };
   /** Segment models: the mask's largest outer contour (pixels, 0..1 with `normalize: true`). */
   segments?: { x: number[]; y: number[] };
+  /** The box's track id (tracking output only). */
+  track_id?: number;
 }
 
 export interface ResultsInit {
@@ -158,6 +183,8 @@ export class Results {
   /** `save: true` with tiling: the folder of raw tiles and the grid visualisation. */
   tiles_path?: string;
   grid_path?: string;
+  /** Index of the frame in its video or stream (counting the frames vid_stride skips); null for images. */
+  frame_idx: number | null = null;
 
   constructor(init: ResultsInit) {
     this.boxes = init.boxes;
@@ -176,6 +203,9 @@ export class Results {
 
   /** Number of detections. */
   get length(): number { return this.boxes.length; }
+
+  /** Track id per box after tracking (the same values as `boxes.id`), else null. */
+  get track_id(): number[] | null { return this.boxes.id; }
 
   /** Class name for a class id, falling back to the id itself. */
   nameOf(cls: number): string {
@@ -200,6 +230,7 @@ export class Results {
           x2: round(d[i * 4 + 2]! * sx, decimals), y2: round(d[i * 4 + 3]! * sy, decimals),
         },
         ...(polygons ? { segments: { x: polygons[i]!.map((p) => round(p[0], decimals)), y: polygons[i]!.map((p) => round(p[1], decimals)) } } : {}),
+        ...(this.boxes.idData ? { track_id: this.boxes.idData[i]! } : {}),
       });
     }
     return rows;

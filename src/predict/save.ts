@@ -37,7 +37,7 @@ function textColour(hex: string): string {
 const XML_UNSAFE = /[\u0000-\u001f\u007f-\u009f\ufffe\uffff]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
 
 /** Label text for SVG: markup characters as references, unsafe ones as U+FFFD (names may come from any file). */
-function xmlEscape(s: string): string {
+export function xmlEscape(s: string): string {
   return s.replace(XML_UNSAFE, '\ufffd').replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
 

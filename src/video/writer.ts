@@ -41,6 +41,7 @@ export interface VideoTarget {
 export class VideoWriter {
   private failed: Error | null = null;
   private done = false;
+  private readonly exit: Promise<number | string>;
 
   private constructor(
     private readonly child: ChildProcess,
@@ -51,6 +52,7 @@ export class VideoWriter {
     readonly height: number,
   ) {
     child.stdin!.on('error', (e: Error) => { this.failed ??= e; });
+    this.exit = exited(child);
   }
 
   /** Starts ffmpeg writing RGB frames of `width` x `height` at `rate` frames per second. */
@@ -77,7 +79,7 @@ export class VideoWriter {
     if (rgb.length !== this.width * this.height * 3) throw new RangeError(`VideoWriter: a frame of ${rgb.length} bytes, expected ${this.width}x${this.height}x3`);
     if (this.failed) throw this.writeError(this.failed.message);
     if (!this.child.stdin!.write(rgb)) {
-      await Promise.race([once(this.child.stdin!, 'drain'), exited(this.child)]);
+      await Promise.race([once(this.child.stdin!, 'drain'), this.exit]);
     }
     const failed = this.failed as Error | null; // set by the stdin 'error' listener meanwhile
     if (failed || this.child.exitCode !== null) throw this.writeError(failed?.message ?? 'ffmpeg stopped');
@@ -92,7 +94,7 @@ export class VideoWriter {
     if (this.done) throw new Error('VideoWriter: already finished');
     this.done = true;
     this.child.stdin!.end();
-    const code = await exited(this.child);
+    const code = await this.exit;
     try {
       if (code !== 0) throw this.writeError(`ffmpeg exited with ${code}`);
       return await publishUnique(this.partial, this.target.dir, this.target.stem, this.target.ext.slice(1));
@@ -106,7 +108,7 @@ export class VideoWriter {
     if (this.done) return;
     this.done = true;
     this.child.kill('SIGKILL');
-    await exited(this.child);
+    await this.exit;
     await rm(this.partial, { force: true });
   }
 }

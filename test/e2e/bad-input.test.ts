@@ -201,18 +201,17 @@ describe('bad input', { concurrency: SPAWNS }, () => {
       await assert.rejects(model.predict(SAMPLE_IMAGE, { max_det: -1 }), expectError('config_range_error', 2, /^max_det must be non-negative, got -1$/));
     });
 
-    test('vid_stride and stream_buffer: the defaults pass, anything this package cannot honour is refused', async () => {
-      // No video, live or screen source is read here, so only "every frame" and "no buffer" are true.
+    test('vid_stride and stream_buffer on an image: the defaults pass, anything else is refused (they shape videos and live streams)', async () => {
       const plain = await model.predict(SAMPLE_IMAGE, { conf: 0.0001, max_det: 5 }) as Results;
       const same = await model.predict(SAMPLE_IMAGE, { conf: 0.0001, max_det: 5, vid_stride: 1, stream_buffer: false }) as Results;
       assert.equal(plain.length, 5);
       assert.deepEqual(same.boxes.data, plain.boxes.data);
       await assert.rejects(model.predict(SAMPLE_IMAGE, { vid_stride: 2 }),
-        expectError('config_unsupported', 2, /^vid_stride=2 skips frames of video, live or screen sources, which this package does not read .*Remove vid_stride/));
+        expectError('config_conflict', 2, /^vid_stride=2 keeps every 2nd frame of a video or live stream, but .* is not one.*Remove vid_stride/));
       await assert.rejects(model.predict(SAMPLE_IMAGE, { vid_stride: 0 }), expectError('config_range_error', 2, /^vid_stride must be positive, got 0$/));
       await assert.rejects(model.predict(SAMPLE_IMAGE, { vid_stride: 1.5 }), expectError('config_type_error', 2, /^vid_stride must be an integer, got 1\.5$/));
       await assert.rejects(model.predict(SAMPLE_IMAGE, { stream_buffer: true }),
-        expectError('config_unsupported', 2, /^stream_buffer=true keeps every frame of a live source, which this package does not read/));
+        expectError('config_conflict', 2, /^stream_buffer=true queues the frames of a live stream, but .* is not one.*Remove stream_buffer/));
       await assert.rejects(model.predict(SAMPLE_IMAGE, { stream_buffer: 'yes' as unknown as boolean }), expectError('config_type_error', 2, /^stream_buffer must be true or false, got "yes"$/));
     });
 
