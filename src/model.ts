@@ -280,7 +280,13 @@ export class LibreYOLOModel {
           if (!options.stream && n > 500) this.warn(`Video has ~${n} frames to process. Consider using stream=True to avoid high memory usage.`);
         },
       }));
-      yield* run;
+      // The list form: every result learns the saved video's path once it has its final name.
+      const collected: Results[] = [];
+      for await (const r of run) {
+        if (!options.stream) collected.push(r);
+        yield r;
+      }
+      if (run.saved_path) for (const r of collected) r.saved_path = run.saved_path;
       return;
     }
     refuseFrameOptions(opts, video ?? 'this source');
