@@ -46,9 +46,12 @@ export function trackedResults(result: Results, tracker: ByteTracker): Results {
     dets[i * 6 + 5] = b.clsData[i]!;
   }
   const rows = tracker.update(dets, b.length);
-  const boxes = b.select(rows.map((r) => r[1]));
+  const picked = rows.map((r) => r[1]);
+  const boxes = b.select(picked);
   boxes.idData = Int32Array.from(rows, (r) => r[0]);
-  const out = new Results({ boxes, names: result.names, orig_shape: result.orig_shape, path: result.path, speed: result.speed });
+  // Masks ride along with their boxes, sliced by the same rows.
+  const masks = result.masks ? result.masks.select(picked) : null;
+  const out = new Results({ boxes, names: result.names, orig_shape: result.orig_shape, path: result.path, speed: result.speed, masks });
   out.frame_idx = result.frame_idx;
   return out;
 }

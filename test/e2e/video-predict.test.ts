@@ -9,8 +9,8 @@ import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { LibreYOLO, type LibreYOLOModel, type Results } from '../src/index.ts';
-import { extractFrames, lane, makeShapesVideo, probeVideoFile, type ShapesVideo } from './helpers/shapes-video.ts';
+import { LibreYOLO, type LibreYOLOModel, type Results } from '../../src/index.ts';
+import { extractFrames, lane, makeShapesVideo, probeVideoFile, type ShapesVideo } from '../helpers/shapes-video.ts';
 
 const FRAMES = 24;
 
