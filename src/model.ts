@@ -272,14 +272,7 @@ export class LibreYOLOModel {
     const video = videoPath(source);
     if (isVideoSource(video)) {
       onKind?.(true, 0, video);
-      const run = new VideoRun((r) => videoSourceResults(r, this.context(opts.cudaGraph), video, opts, {
-        mode: 'predict', tracker: null, save: opts.save, outputPath: opts.outputPath, warn: this.warn,
-        // The list form holds every frame's results: the original's hint towards streaming.
-        onOpen: (info) => {
-          const n = Math.floor(info.totalFrames / opts.vidStride);
-          if (!options.stream && n > 500) this.warn(`Video has ~${n} frames to process. Consider using stream=True to avoid high memory usage.`);
-        },
-      }));
+      const run = this.videoRun(video, opts, !options.stream);
       // The list form: every result learns the saved video's path once it has its final name.
       const collected: Results[] = [];
       for await (const r of run) {
@@ -293,6 +286,43 @@ export class LibreYOLOModel {
     const { items, isBatch } = await resolveSources(source);
     onKind?.(isBatch, items.length, typeof source === 'string' ? source : source instanceof URL ? source.href : 'the list');
     yield* runPredict(this.context(opts.cudaGraph, validation), items, opts, isBatch);
+  }
+
+  private videoRun(video: string, opts: ResolvedPredictOptions, collecting: boolean): VideoRun {
+    return new VideoRun((r) => videoSourceResults(r, this.context(opts.cudaGraph), video, opts, {
+      mode: 'predict', tracker: null, save: opts.save, outputPath: opts.outputPath, warn: this.warn,
+      // The list form holds every frame's results: the original's hint towards streaming.
+      onOpen: (info) => {
+        const n = Math.floor(info.totalFrames / opts.vidStride);
+        if (collecting && n > 500) this.warn(`Video has ~${n} frames to process. Consider using stream=True to avoid high memory usage.`);
+      },
+    }));
+  }
+
+  /**
+   * predict() over a video file or live stream as a `VideoRun`: iterate it for one `Results` per kept
+   * frame; `info` (size, fps, frame count) is set once the source is open and `saved_path` once the
+   * annotated video (`save: true`) has its final name. Options are checked at the first iteration.
+   */
+  predictVideo(source: string | URL, options: PredictOptions = {}): VideoRun {
+    const video = String(source instanceof URL ? source.href : source);
+    return new VideoRun(async function* (this: LibreYOLOModel, run: VideoRun) {
+      this.ensureOpen();
+      const opts = resolvePredictOptions(options as Record<string, unknown>, { names: this.names, imgszStride: this.family.imgszStride }, this.warn);
+      if (opts.cudaGraph !== 'off') this.requireGraphSupport();
+      if (opts.device !== undefined) await this.to(opts.device);
+      this.checkTaskGates(opts);
+      const inner = this.videoRun(video, opts, false);
+      try {
+        for await (const r of inner) {
+          run.info = inner.info;
+          yield r;
+        }
+      } finally {
+        run.info = inner.info;
+        run.saved_path = inner.saved_path;
+      }
+    }.bind(this));
   }
 
   /**

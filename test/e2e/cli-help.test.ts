@@ -7,7 +7,7 @@ import { after, describe, it } from 'node:test';
 import { listFamilies } from '../../src/models/index.ts';
 import { runCli } from '../helpers/cli.ts';
 
-const COMMANDS = [['predict'], ['export'], ['quantize'], ['train'], ['val'], ['data', 'synth'], ['data', 'check'], ['profile', 'infer'], ['profile', 'run'], ['doctor'], ['ui'], ['version'], ['checks'], ['models'], ['formats'], ['cfg'], ['info'], ['metadata']];
+const COMMANDS = [['predict'], ['export'], ['quantize'], ['train'], ['val'], ['data', 'synth'], ['data', 'check'], ['profile', 'infer'], ['profile', 'run'], ['doctor'], ['ui'], ['version'], ['checks'], ['models'], ['formats'], ['cfg'], ['info'], ['metadata'], ['track']];
 
 /** Option entries of a commander help text, each with its wrapped description joined. */
 function optionEntries(help: string): string[] {

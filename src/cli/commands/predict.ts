@@ -12,6 +12,15 @@ import { SourcesFailedError } from '../../predict/source-failures.ts';
 import { CliExit } from '../report.ts';
 import { checkRange, parseClasses, parseImgsz, parseInteger, parseNumber } from '../values.ts';
 import { DEFAULT_MODEL, SAMPLE_IMAGE } from '../../assets.ts';
+import { isVideoSource } from '../../video/sources.ts';
+import { runVideoCli } from '../video-run.ts';
+
+/** `true`/`false`/`1`/`0` for a valued boolean option. */
+function parseFlag(name: string, v: string): boolean {
+  if (/^(true|1)$/i.test(v)) return true;
+  if (/^(false|0)$/i.test(v)) return false;
+  throw new LibreYOLOError('config_type_error', `${name} must be true or false, got '${v}'`);
+}
 
 /** The bundled shapes detector, so `libreyolo predict` works offline on a fresh install. */
 export const DEFAULT_PREDICT_MODEL = DEFAULT_MODEL;
@@ -40,6 +49,8 @@ interface PredictFlags {
   classAgnostic?: boolean;
   performStandardPred?: boolean;
   augment: boolean;
+  vidStride?: number;
+  streamBuffer?: string;
   cudaGraph?: string;
   threads?: number;
   json: boolean;
@@ -104,6 +115,8 @@ export function predictCommand(): Command {
     .option('--class-agnostic', 'tile merge across classes (default: per class)')
     .option('--perform-standard-pred', 'add a whole-image pass to the tiles before merging')
     .option('--augment', 'test-time augmentation (original + mirrored view, merged by NMS)', false)
+    .option('--vid-stride <n>', 'videos and live streams: keep every N-th frame', parseInteger('vid_stride'))
+    .option('--stream-buffer <bool>', 'live streams: queue every frame (true) or keep only the newest (false, default)')
     .option('--cuda-graph <mode>', 'graph capture: false, true or auto (needs a device that can capture)')
     .option('--threads <n>', 'ONNX Runtime threads (default: all cores)', parseInteger('threads'))
     .addOption(new Option('--json', 'print one JSON object (results only on stdout)').default(false))
@@ -120,7 +133,9 @@ export function predictCommand(): Command {
       checkRange('batch', flags.batch, 1);
       checkRange('threads', flags.threads, 1);
       // Resolve the source first: a mistyped path fails fast (exit 3) without loading any weights.
-      const total = (await resolveSources(source)).items.length;
+      // A video is opened by predict itself (ffmpeg); anything else is resolved first so a mistyped path fails fast.
+      const video = isVideoSource(source);
+      const total = video ? 0 : (await resolveSources(source)).items.length;
       const model = await LibreYOLO(flags.model, { device: flags.device, ...(flags.threads !== undefined ? { threads: flags.threads } : {}), ...(flags.task !== undefined ? { task: flags.task } : {}) });
       if (flags.half && model.format !== 'onnx') process.stderr.write(`${HALF_CHECKPOINT_NOTICE}\n`);
       try {
@@ -141,7 +156,16 @@ export function predictCommand(): Command {
           ...(flags.classAgnostic ? { class_agnostic: true } : {}),
           ...(flags.performStandardPred ? { perform_standard_pred: true } : {}),
           ...(flags.augment ? { augment: true } : {}),
+          ...(flags.vidStride !== undefined ? { vid_stride: flags.vidStride } : {}),
+          ...(flags.streamBuffer !== undefined ? { stream_buffer: parseFlag('stream_buffer', flags.streamBuffer) } : {}),
         };
+        if (video) {
+          await runVideoCli(model.predictVideo(source, options), {
+            json: flags.json, source, stride: flags.vidStride ?? 1, header: modelLine(model, flags.imgsz),
+            jsonHead: { schema_version: 1, source, model: flags.model, model_family: model.family.name, model_size: model.size, device: model.device.id },
+          });
+          return;
+        }
         const results: Results[] = [];
         const started = performance.now();
         // Unreadable images in a folder or list come last, after every good result (summary, exit 3).
