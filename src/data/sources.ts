@@ -14,15 +14,15 @@ import { appendAll } from '../util/array.ts';
 import { defaultWarn } from '../util/warn.ts';
 import { decodeImage, fetchBytes, fromRawPixels, isHttpUrl, isRawPixels, loadImageFile, type RawPixels } from './image.ts';
 import type { RgbImage } from './rgb-image.ts';
+import { isVideoFile } from '../video/sources.ts';
 
 /** One image (file path, http(s)/file URL, encoded bytes, raw pixels) or a folder path (all images below it). */
 export type ImageSource = string | URL | Uint8Array | RawPixels;
 
 export const IMAGE_SUFFIXES: ReadonlySet<string> = new Set(['.jpg', '.jpeg', '.png', '.gif', '.webp', '.bmp', '.tiff', '.tif']);
-/** Video files, which predict does not read: named as such instead of "corrupt" or skipped unsaid. */
-export const VIDEO_SUFFIXES: ReadonlySet<string> = new Set(['.mp4', '.avi', '.mov', '.mkv', '.webm', '.m4v', '.wmv', '.flv', '.mpeg', '.mpg', '.ts', '.asf', '.gifv']);
 const videoWarned = new Set<string>();
-const isVideo = (path: string): boolean => VIDEO_SUFFIXES.has(extname(path).toLowerCase());
+/** A video inside a list or folder (not read there: named instead of "corrupt" or skipped unsaid); a GIF there is an image, as in the original. */
+const isVideo = (path: string): boolean => isVideoFile(path) && !IMAGE_SUFFIXES.has(extname(path).toLowerCase());
 
 export interface SourceItem {
   kind: 'file' | 'url' | 'bytes' | 'pixels';
@@ -139,8 +139,8 @@ async function expand(src: ImageSource, memName: () => string): Promise<SourceIt
     }
     if (st.isFile()) {
       if (isVideo(p)) {
-        throw new LibreYOLOError('source_not_file', `${src} is a video: predict reads image files, folders of images and URLs here, not videos. `
-          + `Extract the frames first (for example: ffmpeg -i ${src} frames/%06d.jpg) and pass the folder.`);
+        // A video alone never gets here (predict reads it frame by frame); in a list it is refused.
+        throw new LibreYOLOError('source_not_file', `${src} is a video: a list holds images; predict a video on its own (libreyolo predict ${src}) to read its frames.`);
       }
       return [fileItem(p)];
     }

@@ -140,10 +140,13 @@ describe('newcomer: predict sources', { concurrency: 2 }, () => {
     assert.ok(out.results.every((r: { detections: unknown[] }) => r.detections.length === 8));
   });
 
-  it('a video file says it is a video (exit 3); inside a folder it is named once and the images are read', async () => {
+  it('a video on its own is read frame by frame; in a list it is refused (exit 3); inside a folder it is named once and the images are read', async () => {
     const video = await runCli(['predict', join(folder, 'clip.mp4')], cwd);
-    assert.equal(video.code, 3, video.stderr);
-    assert.match(video.stderr, /^Error: .*clip\.mp4 is a video: predict reads image files, folders of images and URLs here, not videos\. Extract the frames first \(for example: ffmpeg -i .*clip\.mp4 frames\/%06d\.jpg\) and pass the folder\.$/m);
+    assert.equal(video.code, 0, video.stderr);
+    assert.match(video.stdout, /^5 frame\(s\) in /m);
+    const listed = await runCli(['predict', sample, join(folder, 'clip.mp4')], cwd);
+    assert.equal(listed.code, 3, listed.stderr);
+    assert.match(listed.stderr, /^Error: .*clip\.mp4 is a video: a list holds images; predict a video on its own \(libreyolo predict .*clip\.mp4\) to read its frames\.$/m);
     const mixed = await runCli(['predict', folder], cwd);
     assert.equal(mixed.code, 0, mixed.stderr);
     assert.match(mixed.stdout, /^image 1\/1 .*a\.jpg: 640x360 /m);
