@@ -75,7 +75,7 @@ const MEANING: Record<keyof TrainConfig, string> = {
   profile_steps: 'steps in the profile window',
   profile_trace: 'write the merged Chrome trace with the profile',
   profile_open: 'open timeline.html when the profile is written (where a browser is available)',
-  threads: 'ONNX Runtime threads for the train step (default: all cores)',
+  threads: 'ONNX Runtime threads for the train step',
   verbose: 'progress bar and epoch lines on stderr',
 };
 
@@ -88,7 +88,8 @@ function defaultsNote(key: keyof TrainConfig): string {
   const own = listFamilies()
     .filter((f) => f.train && key in f.train.defaults && !isDeepStrictEqual(f.train.defaults[key], core))
     .map((f) => `${f.displayName} ${show(f.train!.defaults[key])}`);
-  const base = core === null || core === undefined ? 'none' : show(core);
+  // A null default means "decided at run time" for the few keys whose meaning says how.
+  const base = key === 'threads' ? 'all cores' : core === null || core === undefined ? 'none' : show(core);
   return ` (default ${base}${own.length ? `; ${own.join(', ')}` : ''})`;
 }
 
