@@ -62,6 +62,24 @@ const HUB_FILES = new Map([
   ['/LibreYOLO/LibreYOLOXn/resolve/main/LibreYOLOXn.pt', fixture('yoloxn_ref.pt')],
 ]);
 
+/**
+ * What a line's trailing comment says it prints: files it `writes` (`# writes weights/x.onnx`) are
+ * named in its output, at exactly that name (not `x2.onnx`), and `N detections` after `--json` is the
+ * number of detections in the JSON it printed.
+ */
+function checkCommentedOutput(text: string, command: string, stdout: string, context: string): void {
+  const comment = text.slice(command.length).replace(/^\s*#/, '');
+  for (const [, file] of comment.matchAll(/\bwrites ((?:weights|runs)\/[\w./-]+\.\w+)/g)) {
+    const named = new RegExp(`(^|[\\s/])${file!.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(\\s|$)`, 'm');
+    assert.match(stdout, named, `the comment says it writes ${file}\n${context}`);
+  }
+  const count = /\b(\d+) detections\b/.exec(comment);
+  if (count && /--json\b/.test(command)) {
+    const results = (JSON.parse(stdout) as { results: Array<{ detections: unknown[] }> }).results;
+    assert.equal(results.reduce((n, r) => n + r.detections.length, 0), Number(count[1]), `the comment says ${count[0]}\n${context}`);
+  }
+}
+
 const SHELL_LANGS = new Set(['bash', 'sh', 'console']);
 const RUNNABLE_LANGS = new Set([...SHELL_LANGS, 'ts']);
 
@@ -164,6 +182,7 @@ describe('README.md and docs/*.md run as written', { concurrency: 1 }, () => {
           return;
         }
         assert.equal(r.code, 0, describeRun(text, r));
+        checkCommentedOutput(text, command, r.stdout, describeRun(text, r));
       });
     }
   });
