@@ -10,14 +10,14 @@ import { DEFAULT_MODEL } from './assets.ts';
 import { LibreYOLOError } from './errors.ts';
 import { summarizeModel } from './graph/onnx.ts';
 import { LibreYOLOModel } from './model.ts';
-import { checkpointImgsz, detectFamily, familyImgsz, getFamily, listFamilies, trainingHooks, type ModelFamily, type OnnxRecognition } from './models/index.ts';
+import { familyImgsz, getFamily, listFamilies, trainingHooks, type ModelFamily, type OnnxRecognition } from './models/index.ts';
 import { parseDevice } from './runtime/device.ts';
 import { GraphEngine, OnnxFileEngine } from './runtime/graph-engine.ts';
 import { loadCheckpointFile } from './weights/checkpoint.ts';
-import { checkCount, checkNames, checkNamesCover, checkToken, metadataError, raiseWith, shown } from './weights/model-metadata.ts';
+import { defaultNamesText, familyEngineOptions, modelFromCheckpoint, namesOrDefault } from './models/from-checkpoint.ts';
+import { checkCount, checkNames, checkToken, metadataError, raiseWith, shown } from './weights/model-metadata.ts';
 import { limit } from './util/limits.ts';
-import { COCO_NAMES } from './data/coco.ts';
-import { canonicalTask, resolveTask } from './models/tasks.ts';
+import { resolveTask } from './models/tasks.ts';
 import { parseWeightName, resolveWeights, type ResolveWeightsOptions } from './weights/hub.ts';
 import type { Warn } from './util/warn.ts';
 import type { ModelSource } from './profile/train-run.ts';
@@ -43,85 +43,17 @@ export interface LoadOptions {
   env?: NodeJS.ProcessEnv;
 }
 
-/**
- * The file's names (already checked to cover 0..nc-1); when it has none, the COCO names for 80
- * classes (the original's default for a model of 80 classes), else class0..class<nc-1>.
- */
-function namesOrDefault(names: Record<number, string> | undefined, nc: number): Record<number, string> {
-  if (names) return { ...names };
-  const out: Record<number, string> = {};
-  for (let k = 0; k < nc; k++) out[k] = nc === COCO_NAMES.length ? COCO_NAMES[k]! : `class${k}`;
-  return out;
-}
-
-const defaultNamesText = (nc: number): string => (nc === COCO_NAMES.length ? 'the COCO names' : `names class0..class${nc - 1}`);
-
-/** The first few keys of a state dict, for messages about files we cannot place. */
-function sampleKeys(sd: Map<string, unknown>): string {
-  const keys = [...sd.keys()];
-  if (keys.length === 0) return 'it holds no tensors';
-  return `its keys start ${keys.slice(0, 3).join(', ')}${keys.length > 3 ? `, ... (${keys.length} in all)` : ''}`;
-}
-
 async function loadCheckpointModel(path: string, options: LoadOptions): Promise<LibreYOLOModel> {
   const ckpt = await loadCheckpointFile(path);
-  const meta = ckpt.metadata;
-  let family: ModelFamily;
-  try {
-    family = detectFamily(ckpt.stateDict, meta.model_family);
-  } catch (err) {
-    if (!(err instanceof LibreYOLOError)) throw err;
-    const advice = 'Pass a LibreYOLO checkpoint (a state_dict with keys like backbone.conv0.conv.weight), or an official name such as LibreYOLO9t.pt.';
-    throw new LibreYOLOError('model_load_failed',
-      `Cannot load ${path}: its weights match no supported model family (${listFamilies().map((f) => f.name).join(', ')}); ${sampleKeys(ckpt.stateDict)}. ${advice}`,
-      { cause: err, suggestion: advice });
-  }
-  family.checkSource?.({ path, modelFamily: meta.model_family });
-  if (meta.model_family && meta.model_family !== family.name) {
-    throw new LibreYOLOError('model_family_mismatch', `${path} says model_family '${meta.model_family}', but its weights are a ${family.name} network.`);
-  }
-  // A task the family does not run is refused first; a supported one must match the file's own.
-  const task = resolveTask(family, { explicit: options.task, declared: meta.task, path, keys: [...ckpt.stateDict.keys()] });
-  if (meta.task !== undefined && canonicalTask(meta.task) !== task) {
-    throw new LibreYOLOError('model_load_failed',
-      `Failed to load model weights from ${path}: Checkpoint was trained for task='${meta.task}' but this model was initialized for task='${task}'. Pass the matching task or use the correct checkpoint.`);
-  }
-  const named = parseWeightName(path);
-  const size = meta.size ?? family.detectSize(ckpt.stateDict) ?? options.size ?? (named?.family === family.name ? named.size : undefined);
-  if (!size || !family.sizes.includes(size)) {
-    const what = size ? `its size '${size}' is not one of ${family.sizes.join(', ')}` : `its layer widths match none of the sizes ${family.sizes.join(', ')}`;
-    const advice = 'Re-download the weights or re-save them from the original model; from the API, LibreYOLO(path, { size }) names the size when the file does not.';
-    throw new LibreYOLOError('model_load_failed', `Cannot load ${path}: it looks like a ${family.name} checkpoint, but ${what}. ${advice}`, { suggestion: advice });
-  }
-  let network;
-  try {
-    network = family.create({ size, stateDict: ckpt.stateDict, task });
-  } catch (err) {
-    if (!(err instanceof LibreYOLOError)) throw err;
-    // The family says what did not fit; add which file and what to do about it.
-    const advice = 'Re-download the weights or re-save them from the original model.';
-    throw new LibreYOLOError(err.code, `Cannot load ${path} as ${family.name}-${size}: ${err.message} ${advice}`, { cause: err, suggestion: advice });
-  }
-  if (meta.names) checkNamesCover(meta.names, network.nc, path);
-  const familyNames = meta.names ? null : family.defaultNames?.(network.nc) ?? null;
+  const m = modelFromCheckpoint(ckpt, path, options);
   return new LibreYOLOModel({
-    family, size, task,
-    names: familyNames ? Object.fromEntries(familyNames.map((n, i) => [i, n])) : namesOrDefault(meta.names, network.nc),
-    imgsz: checkpointImgsz(family, size, meta.imgsz),
+    ...m,
     weightsPath: path,
     format: ckpt.format,
-    network,
-    engine: new GraphEngine(network, { device: parseDevice(options.device), ...(options.threads ? { threads: options.threads } : {}), ...familyEngineOptions(family) }),
-    metadata: meta,
+    engine: new GraphEngine(m.network, { device: parseDevice(options.device), ...(options.threads ? { threads: options.threads } : {}), ...familyEngineOptions(m.family) }),
     ...(options.warn ? { warn: options.warn } : {}),
   });
 }
-
-/** The family's quantize keep-float list and session config entries as engine options. */
-const familyEngineOptions = (family: ModelFamily): { keepFloat?: readonly string[]; configEntries?: Readonly<Record<string, string>> } => ({
-  ...(family.quantize?.keepFloat.length ? { keepFloat: family.quantize.keepFloat } : {}),
-  ...(family.sessionConfig ? { configEntries: family.sessionConfig } : {}),
-});
 
 const shapeText = (shape: readonly (number | string)[]): string => `[${shape.join(',')}]`;
 

@@ -3,7 +3,7 @@
  * suffixes, and the order a checkpoint's task is recognised in: an explicit task, the file's `task`
  * field, the `-seg`-style suffix of its name, what its head keys say, else `detect`.
  */
-import { basename } from 'node:path';
+import { baseName } from '../util/base-name.ts';
 import { LibreYOLOError } from '../errors.ts';
 import { familyTasks, type ModelFamily } from './registry.ts';
 
@@ -21,7 +21,7 @@ export function canonicalTask(task: string): string {
 
 /** The task a file name's suffix says (`yolo9t-seg.pt`, `LibreYOLO9t-seg.onnx`), or null. */
 export function taskFromFileName(path: string): string | null {
-  const stem = basename(path).replace(/\.[^.]*$/, '').toLowerCase();
+  const stem = baseName(path).replace(/\.[^.]*$/, '').toLowerCase();
   for (const [suffix, task] of Object.entries(TASK_SUFFIXES)) if (stem.endsWith(suffix)) return task;
   return null;
 }

@@ -22,10 +22,9 @@ import { CLASS_FILTER_MIN_DET, filterClasses, postprocessDetections, type Detect
 import { Boxes, Results } from './results.ts';
 import type { Masks } from './masks.ts';
 import { mergeSegmentViews, segmentDetections, type SegmentView } from './segment.ts';
-import { saveAnnotated } from './save.ts';
+import { saveAnnotated, saveTiled } from './savers.ts';
 import { sourceFailure, SourcesFailedError, type SourceFailure } from './source-failures.ts';
 import { checkAugmentTask, tilingMode } from './task-gates.ts';
-import { saveTiled } from './tiled-save.ts';
 import { cropImage, offsetBoxes, sliceBoxes, tileSize, type TileBox } from './tiling.ts';
 import { ttaScales, ttaViews, unmapView, type View } from './tta.ts';
 

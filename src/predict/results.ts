@@ -3,7 +3,7 @@
  * with the reference's field names (`orig_shape`, `saved_path`, `summary()`, `toJSON()`).
  */
 
-import { inspect, type InspectOptions } from 'node:util';
+import type { InspectOptions } from 'node:util';
 import type { Detections } from './postprocess.ts';
 import type { Masks } from './masks.ts';
 
@@ -150,9 +150,10 @@ export function speedLine(speed: Speed): string {
  * themselves, their JSON and their spreads keep full precision (the hook is a non-enumerable symbol).
  */
 function roundedWhenPrinted(speed: Speed): Speed {
-  Object.defineProperty(speed, inspect.custom, {
+  // Node's util.inspect.custom symbol and the inspect it passes in: no node:util import, so browsers load this too.
+  Object.defineProperty(speed, Symbol.for('nodejs.util.inspect.custom'), {
     enumerable: false,
-    value: (_depth: number, options: InspectOptions) => inspect(Object.fromEntries(Object.entries(speed).map(([k, v]) => [k, round(v as number, 2)])), options),
+    value: (_depth: number, options: InspectOptions, inspect: (v: unknown, o: InspectOptions) => string) => inspect(Object.fromEntries(Object.entries(speed).map(([k, v]) => [k, round(v as number, 2)])), options),
   });
   return speed;
 }

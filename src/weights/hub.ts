@@ -13,9 +13,12 @@ import cliProgress from 'cli-progress';
 import { bundledModelPath, DEFAULT_MODEL } from '../assets.ts';
 import { LibreYOLOError } from '../errors.ts';
 import { describeBytes, describeLimit, limit, LIMITS } from '../util/limits.ts';
-import { familyTasks, getFamily, listFamilies, type ModelFamily } from '../models/index.ts';
+import { familyTasks, getFamily, listFamilies } from '../models/index.ts';
 import { TASK_SUFFIXES } from '../models/tasks.ts';
 import { editDistance } from '../util/text.ts';
+import { DEFAULT_ENDPOINT, knownWeightNames, parseWeightName, taskSuffixes, weightsUrl } from './hub-names.ts';
+
+export { knownWeightNames, parseWeightName, weightsUrl, type WeightName } from './hub-names.ts';
 
 export interface ResolveWeightsOptions {
   /** Download official weights that are missing (default true). */
@@ -30,48 +33,6 @@ export interface ResolveWeightsOptions {
   endpoint?: string;
   /** Print progress on stderr (default true): a bar on a TTY, otherwise a line at every 25 %. */
   progress?: boolean;
-}
-
-const DEFAULT_ENDPOINT = 'https://huggingface.co';
-export interface WeightName {
-  /** The registered family whose `filenamePrefix` the name starts with. */
-  family: string;
-  size: string;
-  /** '' for detect, else one of the family's task suffixes ('-seg', ...). */
-  taskSuffix: string;
-  /** Canonical repository and file stem, e.g. 'LibreYOLO9t-seg'. */
-  stem: string;
-}
-
-const escapeRe = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-
-function taskSuffixes(f: ModelFamily): readonly string[] {
-  return f.weightTaskSuffixes ?? [''];
-}
-
-/**
- * Parses an official weight file name (case-insensitive search, as the original) against every
- * registered family's `filenamePrefix`, sizes and task suffixes.
- */
-export function parseWeightName(fileName: string): WeightName | null {
-  for (const f of listFamilies()) {
-    const suffixes = taskSuffixes(f).filter((t) => t !== '');
-    const re = new RegExp(`${escapeRe(f.filenamePrefix)}(${f.sizes.map(escapeRe).join('|')})(${suffixes.map(escapeRe).join('|')})?\\.pt`, 'i');
-    const m = re.exec(fileName);
-    if (!m) continue;
-    const size = m[1]!.toLowerCase();
-    const taskSuffix = (m[2] ?? '').toLowerCase();
-    return { family: f.name, size, taskSuffix, stem: `${f.filenamePrefix}${size}${taskSuffix}` };
-  }
-  return null;
-}
-
-export function weightsUrl(stem: string, endpoint: string = DEFAULT_ENDPOINT): string {
-  return `${endpoint.replace(/\/+$/, '')}/LibreYOLO/${stem}/resolve/main/${stem}.pt`;
-}
-
-export function knownWeightNames(): string[] {
-  return listFamilies().flatMap((f) => f.sizes.flatMap((s) => taskSuffixes(f).map((t) => `${f.filenamePrefix}${s}${t}.pt`)));
 }
 
 /** `LibreYOLO9t|s|m|c[-pose|-seg].pt, LibreYOLOXn|...pt` for messages. */
