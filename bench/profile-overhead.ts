@@ -22,11 +22,13 @@ import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { generateSynthDataset } from '../src/data/synth.ts';
-import { runInferProfile } from '../src/profile/infer-run.ts';
+import { runInferProfile } from '../src/app/infer-run.ts';
 import { mean } from '../src/profile/stats.ts';
-import { runTrainProfile, trainProfilerFactory } from '../src/profile/train-run.ts';
-import { createFreshModel, TRAINING_MODEL_SOURCE } from '../src/load.ts';
-import { trainModel, type TrainProfiler } from '../src/train/trainer.ts';
+import { runTrainProfile } from '../src/app/profile-run.ts';
+import { trainProfilerFactory } from '../src/profile/train-profiler.ts';
+import { createFreshModel } from '../src/load.ts';
+import { trainModel } from '../src/train/trainer.ts';
+import type { TrainProfiler } from '../src/train/profiler-port.ts';
 
 const { values } = parseArgs({
   options: {
@@ -92,13 +94,13 @@ if (!values['skip-train']) {
         const project = join(root, `${mode}-${r}`);
         if (mode === 'trace') {
           const { profile } = await runTrainProfile({
-            data: yaml, weights: 'yolo9t', models: TRAINING_MODEL_SOURCE, size: 't', batch, imgsz, workers: 2, amp: false, steps, warmup, repeat: 1, device: 'cpu', project, threads, cwd: root,
+            data: yaml, weights: 'yolo9t', size: 't', batch, imgsz, workers: 2, amp: false, steps, warmup, repeat: 1, device: 'cpu', project, threads, cwd: root,
           });
           img.trace.push(profile.img_per_s ?? 0);
         } else {
           // The same trainer and window with the timing hooks only (trace off): what a plain train
           // measures; in `ort` mode its step session is also created with ORT's profiling on.
-          const untraced = trainProfilerFactory({ trace: false });
+          const untraced = trainProfilerFactory(); // the trainer's context carries profile_trace: false
           const ortDir = join(root, `ort-${r}`);
           await mkdir(ortDir, { recursive: true });
           const model = createFreshModel('yolo9t', { device: 'cpu', threads });

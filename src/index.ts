@@ -1,4 +1,5 @@
 /** libreyolo: YOLO object detection for Node.js on ONNX Runtime. */
+import { onDemandTrainProfiler } from './model.ts';
 import type { TrainOptions, TrainResults, TrainRuntime, TrainSource } from './train/trainer.ts';
 export { createFreshModel, LibreYOLO, type LoadOptions } from './load.ts';
 export { LibreYOLOModel, type QuantizeOptions, type CaptureGraphOptions, type ModelPrecision } from './model.ts';
@@ -20,7 +21,7 @@ export { VERSION } from './version.ts';
 export type { TrainOptions, TrainResults, TrainRuntime, TrainSource } from './train/trainer.ts';
 /** Trains `model` as `model.train()` does, without loading the result into it; the trainer loads on first call. */
 export async function trainModel(model: TrainSource, options: TrainOptions, runtime?: TrainRuntime): Promise<TrainResults> {
-  return (await import('./train/trainer.ts')).trainModel(model, options, runtime);
+  return (await import('./train/trainer.ts')).trainModel(model, options, { profiler: onDemandTrainProfiler, ...runtime });
 }
 export type { CheckOptions, LossAndGradients, PlainTensor } from './train/check.ts';
 export { generateSynthDataset, SHAPE_CLASSES, type SynthOptions } from './data/synth.ts';

@@ -18,9 +18,8 @@ import { defaultNamesText, familyEngineOptions, modelFromCheckpoint, namesOrDefa
 import { checkCount, checkNames, checkToken, metadataError, raiseWith, shown } from './weights/model-metadata.ts';
 import { limit } from './util/limits.ts';
 import { resolveTask } from './models/tasks.ts';
-import { parseWeightName, resolveWeights, type ResolveWeightsOptions } from './weights/hub.ts';
+import { parseWeightName, resolveWeights, type ResolveWeightsOptions } from './models/hub.ts';
 import type { Warn } from './util/warn.ts';
-import type { ModelSource } from './profile/train-run.ts';
 
 export interface LoadOptions {
   /** `cpu` (default), `0` / `cuda:0`, `webgpu`. */
@@ -292,11 +291,3 @@ export async function LibreYOLO(weights: string = DEFAULT_MODEL, options: LoadOp
   const path = await resolveWeights(weights, resolveOpts);
   return extname(path).toLowerCase() === '.onnx' ? loadOnnxModel(path, options) : loadCheckpointModel(path, options);
 }
-
-/** What `profile run` loads its model with (the profiler takes it injected; see profile/train-run.ts). */
-export const TRAINING_MODEL_SOURCE: ModelSource = {
-  load: loadForTraining,
-  fresh: (name, o) => createFreshModel(name, o),
-  parseName: (weights) => parseWeightName(weights),
-  module: { url: import.meta.url, exportName: 'TRAINING_MODEL_SOURCE' },
-};

@@ -31,7 +31,14 @@ import { precisionReport, type PrecisionReport } from './quantize/report.ts';
 import { loadCheckpointFile } from './weights/checkpoint.ts';
 import { loadStateDict } from './graph/state-dict.ts';
 import type { TrainOptions, TrainResults, TrainRuntime } from './train/trainer.ts';
+import type { TrainProfilerFactory } from './train/profiler-port.ts';
 import type { CheckOptions, LossAndGradients, PlainTensor } from './train/check.ts';
+
+/**
+ * `train({ profile: true })` gets the same profiler as `libreyolo profile run`, loaded only when a
+ * run profiles (the trainer declares the port, the profiler implements it).
+ */
+export const onDemandTrainProfiler: TrainProfilerFactory = async (ctx) => (await import('./profile/train-profiler.ts')).trainProfilerFactory()(ctx);
 
 /** Called once the source is resolved, before any image loads: a throw here refuses the call. */
 type SourceKindCheck = (isBatch: boolean, count: number, label: string) => void;
@@ -398,7 +405,7 @@ export class LibreYOLOModel {
   async train(options: TrainOptions, runtime: TrainRuntime = {}): Promise<TrainResults> {
     this.ensureOpen();
     const { trainModel } = await import('./train/trainer.ts');
-    const results = await trainModel(this, options, { warn: this.warn, ...runtime });
+    const results = await trainModel(this, options, { warn: this.warn, profiler: onDemandTrainProfiler, ...runtime });
     const checkpoint = results.best_checkpoint ?? results.last_checkpoint;
     if (checkpoint && this.network) {
       const { stateDict, metadata, format } = await loadCheckpointFile(checkpoint);

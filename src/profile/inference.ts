@@ -6,8 +6,10 @@
  * and the host spans mark their phases; without one, the stage times alone give the verdict.
  */
 import { performance } from 'node:perf_hooks';
-import type { LibreYOLOModel } from '../model.ts';
+import type { PredictOptions } from '../predict/options.ts';
 import type { Results } from '../predict/results.ts';
+import type { Device } from '../runtime/device.ts';
+import type { SessionEngine } from '../runtime/engine.ts';
 import { inferenceMetrics } from './analyze.ts';
 import { pyRound } from './pyfmt.ts';
 import { ProfileRecorder } from './recorder.ts';
@@ -15,6 +17,14 @@ import { SCHEMA, type Latency, type ProfileAnalysis, type ProfileSummary, type S
 import { mean, percentile } from './stats.ts';
 import { inferenceVerdict } from './verdict.ts';
 import { finalizeProfile } from './write.ts';
+
+/** What the inference profile drives (the `LibreYOLOModel` facade is one): predict calls, and the engine whose sessions it traces. */
+export interface InferenceTarget {
+  readonly engine: SessionEngine;
+  readonly device: Device;
+  predict(source: string[], options: PredictOptions): Promise<Results[]>;
+  predict(source: string, options: PredictOptions): Promise<Results | Results[]>;
+}
 
 export interface InferenceProfileOptions {
   warmup: number;
@@ -39,7 +49,7 @@ export interface InferenceProfileOptions {
   notes?: string[];
 }
 
-async function predictOnce(model: LibreYOLOModel, images: string[], o: InferenceProfileOptions): Promise<Results[]> {
+async function predictOnce(model: InferenceTarget, images: string[], o: InferenceProfileOptions): Promise<Results[]> {
   const opts = { conf: o.conf, iou: o.iou, max_det: o.maxDet, imgsz: o.imgsz, batch: o.batch };
   if (images.length > 1) return model.predict(images, opts);
   const out = await model.predict(images[0]!, opts);
@@ -97,7 +107,7 @@ interface Samples {
 
 /** Runs `count` predict calls starting at call number `from` (images cycle through the source). */
 async function runSteps(
-  model: LibreYOLOModel, images: readonly string[], o: InferenceProfileOptions, from: number, count: number,
+  model: InferenceTarget, images: readonly string[], o: InferenceProfileOptions, from: number, count: number,
   wrap: (index: number, fn: () => Promise<Results[]>) => Promise<Results[]> = (_, fn) => fn(),
 ): Promise<Samples> {
   const s: Samples = { latency: [], preprocess: [], forward: [], postprocess: [], peakRss: 0 };
@@ -119,7 +129,7 @@ async function runSteps(
  * Traces TRACE_STEPS more calls on a profiled session (created by one untraced call first); the
  * recorder is returned unfinished, for finish(path) to write the trace.
  */
-async function traceWindow(model: LibreYOLOModel, images: readonly string[], o: InferenceProfileOptions, from: number, steps: number): Promise<ProfileRecorder> {
+async function traceWindow(model: InferenceTarget, images: readonly string[], o: InferenceProfileOptions, from: number, steps: number): Promise<ProfileRecorder> {
   const recorder = await ProfileRecorder.start([model.engine]);
   try {
     await runSteps(model, images, o, from, 1);
@@ -132,7 +142,7 @@ async function traceWindow(model: LibreYOLOModel, images: readonly string[], o: 
   }
 }
 
-export async function profileInference(model: LibreYOLOModel, images: readonly string[], opts: InferenceProfileOptions): Promise<ProfileAnalysis> {
+export async function profileInference(model: InferenceTarget, images: readonly string[], opts: InferenceProfileOptions): Promise<ProfileAnalysis> {
   if (!images.length) throw new Error('no images to profile');
   const o = { ...opts, warmup: Math.max(0, opts.warmup), runs: Math.max(2, opts.runs), batch: Math.max(1, opts.batch) };
   await runSteps(model, images, o, 0, o.warmup);

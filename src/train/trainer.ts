@@ -23,7 +23,7 @@ import { GraphEngine } from '../runtime/graph-engine.ts';
 import { defaultWarn, type Warn } from '../util/warn.ts';
 import { parseDevice, type Device } from '../runtime/device.ts';
 import { loadCheckpointFile } from '../weights/checkpoint.ts';
-import { resolveWeights } from '../weights/hub.ts';
+import { resolveWeights } from '../models/hub.ts';
 import { makeRunDir, ResultsCsv, writeJson, writeYaml, type CsvValue } from './artifacts.ts';
 import { BEST_METRIC_KEY, NO_BEST, readTrainingCheckpoint, saveTrainingCheckpoint, type BestState, type ResumeState } from './checkpoint.ts';
 import { probeAutoBatch, type AutoBatchResult } from './autobatch.ts';
@@ -36,6 +36,7 @@ import type { LossComponents, StepResult } from './types.ts';
 import type { TrainBatch } from '../data/train-batch.ts';
 import { loadTrainDataConfig, openTrainData, strongAugmentEpoch, type TrainData } from './data.ts';
 import { openStepRunner, type StepRunner } from './runner.ts';
+import type { TrainPhase, TrainProfiler, TrainProfilerFactory } from './profiler-port.ts';
 import { validate } from '../val/validate.ts';
 import type { DatasetConfig } from '../data/dataset.ts';
 
@@ -79,34 +80,14 @@ export interface TrainSource {
   readonly task?: string;
 }
 
-export type TrainPhase = 'to_device' | 'forward' | 'backward' | 'optimizer';
-
-/**
- * Hooks the training profiler plugs into. `wrapLoader` times the data wait,
- * `phase` brackets each phase of a step, `step` ends an iteration; once `finished`, a
- * profile-then-stop run ends after that iteration without validating or checkpointing.
- */
-export interface TrainProfiler {
-  wrapLoader<T>(batches: AsyncIterable<T>): AsyncIterable<T>;
-  phase<T>(name: TrainPhase, fn: () => Promise<T>): Promise<T>;
-  step(): Promise<void>;
-  readonly finished: boolean;
-  /** When set, the train-step sessions are created with ORT profiling on, under this prefix. */
-  readonly ortProfilePrefix?: string;
-  /** Called once the step runner exists. */
-  attach?(runner: StepRunner): void;
-  /** Releases what an unfinished profile holds (temp files); called when training ends. */
-  close?(): Promise<void>;
-}
-
 export interface TrainRuntime {
   warn?: Warn;
   /** Where progress goes (default process.stderr). */
   stream?: NodeJS.WriteStream;
   /** Directory that relative project/data paths are resolved against (default cwd). */
   cwd?: string;
-  /** Builds the profiler once the run directory and meta are known (used when `profile` is on). */
-  profiler?: (ctx: { saveDir: string; device: Device; meta: Record<string, unknown>; warmup: number; steps: number; log: (line: string) => void }) => Promise<TrainProfiler>;
+  /** Builds the profiler once the run directory and meta are known; `profile=true` needs one (`model.train()` passes it). */
+  profiler?: TrainProfilerFactory;
 }
 
 function mean(xs: number[]): number {
@@ -312,10 +293,10 @@ export class Trainer {
         steps = Math.ceil(steps / this.accumulate) * this.accumulate;
         this.log(`profile window rounded to accumulation boundaries (warmup=${warmup}, steps=${steps}, accum=${this.accumulate})`);
       }
-      // model.train({ profile: true }) gets the same profiler as `libreyolo profile run` (loaded on demand).
-      const factory = this.runtime.profiler ?? (await import('../profile/train-run.ts')).trainProfilerFactory({ trace: cfg.profile_trace });
+      const factory = this.runtime.profiler;
+      if (!factory) throw new LibreYOLOError('config_unsupported', 'profile=true needs a training profiler: train through model.train(), which brings one.');
       this.profiler = await factory({
-        saveDir: this.saveDir, device: this.device, warmup, steps, log: (line) => this.log(line),
+        saveDir: this.saveDir, device: this.device, warmup, steps, trace: cfg.profile_trace, log: (line) => this.log(line),
         meta: { model: this.modelName, device: this.device.id, batch: cfg.batch, imgsz: cfg.imgsz, amp: cfg.amp, amp_dtype: 'float16', workers: cfg.workers },
       });
     }

@@ -10,7 +10,7 @@ import { DEFAULT_MODEL } from '../assets.ts';
 import { LibreYOLOError } from '../errors.ts';
 import { familyTasks, getFamily } from '../models/index.ts';
 import { TASK_SUFFIXES } from '../models/tasks.ts';
-import { knownWeightNames, parseWeightName } from '../weights/hub.ts';
+import { knownWeightNames, parseWeightName } from '../models/hub.ts';
 
 const WEIGHT_EXTS = new Set(['.pt', '.onnx', '.safetensors']);
 

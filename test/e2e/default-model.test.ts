@@ -17,7 +17,7 @@ import type { SynthObject } from '../../src/data/synth.ts';
 import { loadImageFile } from '../../src/data/image.ts';
 import { LibreYOLOError } from '../../src/errors.ts';
 import { validate } from '../../src/val/validate.ts';
-import { resolveWeights } from '../../src/weights/hub.ts';
+import { resolveWeights } from '../../src/models/hub.ts';
 import { runCli } from '../helpers/cli.ts';
 
 function iou(a: readonly number[], b: SynthObject): number {

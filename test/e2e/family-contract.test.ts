@@ -13,7 +13,7 @@ import { createFreshModel, parseFreshName } from '../../src/load.ts';
 import { checkFamilyImgsz, getFamily, trainingHooks, unregisterFamily, type PreprocessSpec } from '../../src/models/index.ts';
 import { postprocessDetections, type PostprocessOptions } from '../../src/predict/postprocess.ts';
 import { letterboxPlan, stretchPlan, toNetworkLayout } from '../../src/predict/preprocess.ts';
-import { knownWeightNames, parseWeightName, weightsUrl } from '../../src/weights/hub.ts';
+import { knownWeightNames, parseWeightName, weightsUrl } from '../../src/models/hub.ts';
 import { blobModel, registerTestFamily } from '../helpers/test-families.ts';
 import { runCli } from '../helpers/cli.ts';
 

@@ -14,11 +14,11 @@ import { after, before, describe, it } from 'node:test';
 import { generateSynthDataset } from '../../src/data/synth.ts';
 import { yolo9Family } from '../../src/models/yolo9/family.ts';
 import type { Yolo9Network } from '../../src/models/yolo9/network.ts';
-import { TRAINING_MODEL_SOURCE } from '../../src/load.ts';
 import { ProfileError } from '../../src/profile/errors.ts';
 import type { ProfileAnalysis } from '../../src/profile/schema.ts';
 import { PHASE_COLOURS } from '../../src/profile/timeline-html.ts';
-import { runNames, runTrainProfile, TrainStepProfiler, WindowNotFilled } from '../../src/profile/train-run.ts';
+import { runNames, runTrainProfile } from '../../src/app/profile-run.ts';
+import { TrainStepProfiler, WindowNotFilled } from '../../src/profile/train-profiler.ts';
 import { parseDevice } from '../../src/runtime/device.ts';
 import { fitAutoBatch, probeAutoBatch } from '../../src/train/autobatch.ts';
 import { runCli as runCliDefault } from '../helpers/cli.ts';
@@ -140,7 +140,7 @@ describe('libreyolo profile run', () => {
   it('--batch -1 fits ~70% of the device memory (the seed), then the window check applies to that batch', async () => {
     const lines: string[] = [];
     const err = await runTrainProfile({
-      data: small, weights: 'yolo9t', models: TRAINING_MODEL_SOURCE, size: 't', batch: -1, imgsz: 64, workers: 0, amp: false, steps: 4, warmup: 2, repeat: 1,
+      data: small, weights: 'yolo9t', size: 't', batch: -1, imgsz: 64, workers: 0, amp: false, steps: 4, warmup: 2, repeat: 1,
       device: 'cpu', project: join(tmp, 'runs', 'auto'), cwd: tmp, threads: 2, log: (l) => lines.push(l),
     }).then(() => null, (e: unknown) => e);
     assert.match(lines.join('\n'), /^AutoBatch: batch=\d+ fits 70% of [\d.]+ GB on cpu/m);

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { LibreYOLOError } from '../../src/errors.ts';
-import { parseWeightName, resolveWeights, suggestName, weightsUrl } from '../../src/weights/hub.ts';
+import { parseWeightName, resolveWeights, suggestName, weightsUrl } from '../../src/models/hub.ts';
 
 const root = mkdtempSync(join(tmpdir(), 'libreyolo-hub-'));
 let caseNo = 0;

@@ -7,8 +7,7 @@ import { Command, Option } from 'commander';
 import { ProfileError } from '../../profile/errors.ts';
 import { cliInvocation } from '../invocation.ts';
 import { pyF, pyJson } from '../../profile/pyfmt.ts';
-import { runTrainProfile } from '../../profile/train-run.ts';
-import { TRAINING_MODEL_SOURCE } from '../../load.ts';
+import { runTrainProfile } from '../../app/profile-run.ts';
 import { CliExit, reportError } from '../report.ts';
 import { parseInteger, parseIntegerAtLeast, raisedToFloor } from '../values.ts';
 
@@ -43,7 +42,7 @@ export function profileRunCommand(): Command {
       f.repeat = raisedToFloor('--repeat', f.repeat, 1, warn);
       try {
         const { profilePath, profile: a, tracePath } = await runTrainProfile({
-          data, weights: f.weights, models: TRAINING_MODEL_SOURCE, weightsFromDefault: cmd.getOptionValueSource('weights') === 'default', size: f.size, batch: f.batch, imgsz: f.imgsz, workers: f.workers, amp: f.amp,
+          data, weights: f.weights, weightsFromDefault: cmd.getOptionValueSource('weights') === 'default', size: f.size, batch: f.batch, imgsz: f.imgsz, workers: f.workers, amp: f.amp,
           steps: f.steps, warmup: f.warmup, repeat: f.repeat, device: f.device, project: f.project,
           ...(f.threads ? { threads: f.threads } : {}),
           log: (line) => process.stderr.write(`${line}\n`),

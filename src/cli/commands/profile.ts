@@ -6,7 +6,7 @@
  * failure that predict also has (weights, device) exits as predict does.
  */
 import { Command, Option } from 'commander';
-import { runInferProfile } from '../../profile/infer-run.ts';
+import { runInferProfile } from '../../app/infer-run.ts';
 import { profileRunCommand } from './profile-run.ts';
 import { loadProfile } from '../../profile/load.ts';
 import { writeCompareHtml, writeReport } from '../../profile/report.ts';

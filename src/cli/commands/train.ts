@@ -7,6 +7,7 @@
 import { Command, Option } from 'commander';
 import { isDeepStrictEqual } from 'node:util';
 import { loadForTraining } from '../../load.ts';
+import { onDemandTrainProfiler } from '../../model.ts';
 import { listFamilies } from '../../models/index.ts';
 import { TRAIN_DEFAULTS, type TrainConfig } from '../../train/config.ts';
 import { trainModel, type TrainOptions } from '../../train/trainer.ts';
@@ -132,7 +133,7 @@ export function trainCommand(): Command {
     const resumeLast = typeof options.resume === 'string' && options.resume !== 'true' && options.resume !== 'false' ? options.resume : null;
     const model = await loadForTraining(resumeLast ?? modelName, { device });
     try {
-      const results = await trainModel(model, options);
+      const results = await trainModel(model, options, { profiler: onDemandTrainProfiler });
       if (json) {
         process.stdout.write(`${JSON.stringify({ schema_version: 1, ...results })}\n`);
         return;

@@ -9,14 +9,14 @@ import { SAMPLE_IMAGE } from '../assets.ts';
 import { LibreYOLO } from '../load.ts';
 import { incrementDir } from '../predict/save.ts';
 import { writeFileAtomic } from '../util/fs.ts';
-import { aggregateInferTrials, INFER_REPEAT_FILE } from './aggregate.ts';
-import { deviceOrError, ensureDeviceAvailable } from './device.ts';
-import { asProfileError, ProfileError } from './errors.ts';
-import { profileInference } from './inference.ts';
-import { pyJson } from './pyfmt.ts';
-import { PROFILE_FILE, TIMELINE_FILE, type ProfileAnalysis } from './schema.ts';
-import { resolveInferSource } from './sources.ts';
-import { validateProfile } from './validate.ts';
+import { aggregateInferTrials, INFER_REPEAT_FILE } from '../profile/aggregate.ts';
+import { deviceOrError, ensureDeviceAvailable } from '../profile/device.ts';
+import { asProfileError, ProfileError } from '../profile/errors.ts';
+import { profileInference } from '../profile/inference.ts';
+import { pyJson } from '../profile/pyfmt.ts';
+import { PROFILE_FILE, TIMELINE_FILE, type ProfileAnalysis } from '../profile/schema.ts';
+import { resolveInferSource } from '../profile/sources.ts';
+import { validateProfile } from '../profile/validate.ts';
 
 export interface InferRunOptions {
   source?: string;

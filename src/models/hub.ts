@@ -13,8 +13,8 @@ import cliProgress from 'cli-progress';
 import { bundledModelPath, DEFAULT_MODEL } from '../assets.ts';
 import { LibreYOLOError } from '../errors.ts';
 import { describeBytes, describeLimit, limit, LIMITS } from '../util/limits.ts';
-import { familyTasks, getFamily, listFamilies } from '../models/index.ts';
-import { TASK_SUFFIXES } from '../models/tasks.ts';
+import { familyTasks, getFamily, listFamilies } from './index.ts';
+import { TASK_SUFFIXES } from './tasks.ts';
 import { editDistance } from '../util/text.ts';
 import { DEFAULT_ENDPOINT, knownWeightNames, parseWeightName, taskSuffixes, weightsUrl } from './hub-names.ts';
 

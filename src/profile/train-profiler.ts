@@ -1,48 +1,37 @@
 /**
- * The training profile: a `TrainStepProfiler` that the trainer drives
- * (`wrapLoader` / `phase` / `step`), and `runTrainProfile`, the body of `libreyolo profile run`.
+ * The training profiler: a `TrainStepProfiler` that the trainer drives through
+ * its port (`train/profiler-port.ts`: `wrapLoader` / `phase` / `step`); `app/profile-run.ts` is the
+ * `libreyolo profile run` command around it.
  *
  * Window: `warmup` iterations are discarded, then `steps` (at least 2) are measured, counted across
  * epochs for model.train(profile=True) (host spans only inside iterations, so validation between
- * epochs stays out), within one epoch for `profile run` (see checkWindowFits). The first half of the measured steps gives the real step time (data wait included), the
- * second half the per-phase composition. The train step's ORT session is created with profiling on;
- * at the window's close its events are streamed from ORT's file onto the host clock and merged with
- * the host record (step markers, phase spans, memory) into `profile_trace.json` (train-timeline.ts),
- * which the shared analysis streams back into `profile.json` (with `profile_summary.json` beside it).
+ * epochs stays out), within one epoch for `profile run` (`singleEpoch`). The first half of the
+ * measured steps gives the real step time (data wait included), the second half the per-phase
+ * composition. The train step's ORT session is created with profiling on; at the window's close its
+ * events are streamed from ORT's file onto the host clock and merged with the host record (step
+ * markers, phase spans, memory) into `profile_trace.json` (train-timeline.ts), which the shared
+ * analysis streams back into `profile.json` (with `profile_summary.json` beside it).
  *
  * Phases: `dataload` (waiting for the loader), `to_device` (handing the batch and the parameters to
  * the session's worker and into ORT tensors, up to the run's first node), `forward` and `backward`
  * (one ORT run, cut into stretches of forward nodes and of the gradient nodes, which the autodiff
  * pass names `/backward/...`), `optimizer` (the host update).
  */
-import { existsSync } from 'node:fs';
-import { mkdtemp, rm, rmdir } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { LibreYOLOError } from '../errors.ts';
-import { ensureDataset, loadDatasetConfig, loadSplit } from '../data/dataset.ts';
-import type { LoadOptions } from '../load.ts';
-import type { LibreYOLOModel } from '../model.ts';
 import type { Device } from '../runtime/device.ts';
-import { setSpanRecorder, type HostSpan, type SpanRecorder } from '../runtime/spans.ts';
-import { probeAutoBatch } from '../train/autobatch.ts';
-import { TRAIN_DEFAULTS } from '../train/config.ts';
-import type { StepRunner } from '../train/runner.ts';
-import type { TrainPhase, TrainProfiler, TrainRuntime } from '../train/trainer.ts';
-import { writeFileAtomic } from '../util/fs.ts';
-import { aggregateRunTrials, RUN_REPEAT_FILE } from './aggregate.ts';
-import { writeChromeTrace, type StepRecord } from './chrome-trace.ts';
-import { deviceOrError, ensureDeviceAvailable } from './device.ts';
-import { asProfileError, ProfileError } from './errors.ts';
-import { loadProfile } from './load.ts';
 import { findOrtFile } from '../runtime/ort-profile-file.ts';
+import { setSpanRecorder, type HostSpan, type SpanRecorder } from '../runtime/spans.ts';
+import type { TrainPhase, TrainProfiler, TrainProfilerFactory } from '../train/profiler-port.ts';
+import type { StepRunner } from '../train/runner.ts';
+import { writeFileAtomic } from '../util/fs.ts';
+import { writeChromeTrace, type StepRecord } from './chrome-trace.ts';
 import { pyFixed, pyJson, pyRound } from './pyfmt.ts';
 import { PROFILE_FILE, SUMMARY_FILE, TRACE_FILE, type ProfileAnalysis, type ProfileSummary } from './schema.ts';
 import { NodeTimes, readSessionTimeline, traceCap, type SessionTimeline } from './train-timeline.ts';
 import { CPU_KERNEL_SHARE, GPU_UTIL, type Verdict } from './verdict.ts';
-import { validateProfile } from './validate.ts';
-import { autoBatchInChild, runTrialInChild, type ModelSourceModule } from './trial-process.ts';
 import { finalizeProfile } from './write.ts';
 
 const nowUs = (): number => (performance.timeOrigin + performance.now()) * 1000;
@@ -436,262 +425,13 @@ export function refineTrainVerdict(a: ProfileAnalysis, summary: ProfileSummary, 
   };
 }
 
-/** The trainer's profiler factory (what `profile run` passes as `TrainRuntime.profiler`). */
-export function trainProfilerFactory(options: { trace?: boolean; singleEpoch?: boolean; log?: (line: string) => void } = {}): NonNullable<TrainRuntime['profiler']> {
+/**
+ * The trainer's profiler factory (`TrainRuntime.profiler`): the trainer's context (`profile_trace`
+ * included), `singleEpoch` and `log` (a line per iteration) for `profile run`.
+ */
+export function trainProfilerFactory(options: { singleEpoch?: boolean; log?: (line: string) => void } = {}): TrainProfilerFactory {
   return (ctx) => TrainStepProfiler.create({
-    ...ctx, ...(options.trace === false ? { trace: false } : {}), ...(options.singleEpoch ? { singleEpoch: true } : {}),
+    ...ctx, ...(options.singleEpoch ? { singleEpoch: true } : {}),
     ...(options.log ? { log: options.log, progress: true } : {}),
   });
-}
-
-/**
- * How `profile run` gets its model (the CLI passes load.ts's functions; injected so the profiler,
- * which the trainer loads for `profile=True`, does not depend on the loader and facade).
- */
-export interface ModelSource {
-  /** Fresh names (`yolo9t`) or weights, as `libreyolo train model=` takes them. */
-  load(weights: string, options: LoadOptions): Promise<LibreYOLOModel>;
-  /** Fresh weights of a family and size (`yolo9t`). */
-  fresh(name: string, options: { device?: string }): LibreYOLOModel;
-  /** Family and size of a published weights name, else null. */
-  parseName(weights: string): { family: string; size: string } | null;
-  /**
-   * Where a trial child process imports this source from (with --repeat each trial runs in its own
-   * process): a module URL and the name of its export. Without it the trials run in this process.
-   */
-  module?: ModelSourceModule;
-}
-
-export interface TrainRunOptions {
-  data: string;
-  weights: string;
-  models: ModelSource;
-  /**
-   * `weights` is the command's default (LibreYOLO9t.pt), not the user's choice: when it cannot be
-   * had (offline), fresh weights of the same size stand in, with a warning. A training profile times
-   * the architecture; the starting values of the weights do not change it.
-   */
-  weightsFromDefault?: boolean;
-  size: string;
-  batch: number;
-  imgsz: number;
-  workers: number;
-  amp: boolean;
-  steps: number;
-  warmup: number;
-  repeat: number;
-  device: string;
-  project: string;
-  threads?: number;
-  /** Epoch budget (default warmup + steps + 5, as the original; the window closes long before). */
-  epochs?: number;
-  /** Progress and report lines (stderr in the CLI); default: silent. */
-  log?: (line: string) => void;
-  warn?: (message: string) => void;
-  cwd?: string;
-}
-
-export interface TrainRunResult {
-  /** profile.json of a single run, or the aggregate of a repeated one. */
-  profilePath: string;
-  profile: ProfileAnalysis;
-  /** The last trial's trace. */
-  tracePath: string;
-}
-
-async function loadWeights(o: TrainRunOptions, device: Device): Promise<LibreYOLOModel> {
-  try {
-    return await o.models.load(o.weights, { device: device.id, size: o.size, ...(o.cwd ? { cwd: o.cwd } : {}), ...(o.threads ? { threads: o.threads } : {}) });
-  } catch (err) {
-    if (!o.weightsFromDefault || !(err instanceof LibreYOLOError) || !UNAVAILABLE.has(err.code)) throw err;
-    const named = o.models.parseName(o.weights);
-    if (!named) throw err;
-    const fresh = `${named.family}${o.size.toLowerCase()}`;
-    o.warn?.(`the default weights ${o.weights} are not available (${err.code}); profiling fresh ${fresh} weights instead. ` +
-      'The architecture is the same, so step timings are too; pass --weights to profile other weights.');
-    return o.models.fresh(fresh, { device: device.id });
-  }
-}
-
-/** Load failures that mean "the file cannot be had here", not "the file is bad". */
-const UNAVAILABLE = new Set(['model_not_found', 'download_failed']);
-
-/** `libreyolo profile run <data>`. */
-export async function runTrainProfile(options: TrainRunOptions): Promise<TrainRunResult> {
-  let o = options;
-  const device = deviceOrError(o.device);
-  await ensureDeviceAvailable(device);
-  const repeat = Math.max(1, o.repeat);
-  const cwd = o.cwd ?? process.cwd();
-  // Each of several trials runs in its own process: a trial's native memory (ORT's sessions and
-  // thread pools in glibc's per-thread arenas) is not all returned when it closes, so in one process
-  // every trial starts higher and --repeat 3 peaked ~1.8x one trial's RSS. Apart, each trial also
-  // starts from the same state. The --batch -1 probe's sessions would lift them the same way, so it
-  // runs apart too.
-  const apart = repeat > 1 && o.models.module !== undefined;
-  const out = { ...(o.log ? { log: o.log } : {}), ...(o.warn ? { warn: o.warn } : {}) };
-  if (o.batch === -1) o = { ...o, batch: apart ? await autoBatchInChild(trialOptions({ ...o, cwd }), o.models.module!, out) : await autoBatch(o, device) };
-  const split = await checkWindowFits(o, cwd);
-  const profiles: ProfileAnalysis[] = [];
-  const paths: string[] = [];
-  const trials: number[] = [];
-  let lastDir = '';
-  const names = runNames(resolve(cwd, o.project), repeat);
-  for (let i = 0; i < repeat; i++) {
-    const name = names.trial(i);
-    const trial: TrialSpec = { options: trialOptions({ ...o, cwd }), name, prefix: repeat > 1 ? `trial ${i + 1}/${repeat}: ` : '', index: i, split };
-    if (apart) await runTrialInChild(trial, o.models.module!, out);
-    else await runTrial(trial, o.models, device, o.log, o.warn);
-    lastDir = resolve(cwd, o.project, name);
-    const pj = join(lastDir, PROFILE_FILE);
-    if (!existsSync(pj)) {
-      throw windowNeverFilled(i, o);
-    }
-    const a = await loadProfile(pj);
-    profiles.push(a);
-    paths.push(pj);
-    if (a.img_per_s !== null && a.img_per_s !== undefined) trials.push(a.img_per_s);
-  }
-  const tracePath = join(lastDir, TRACE_FILE);
-  if (trials.length > 1) {
-    const profilePath = resolve(cwd, o.project, names.aggregate);
-    const profile = aggregateRunTrials(profiles, paths, trials);
-    await writeFileAtomic(profilePath, pyJson(validateProfile(profile)));
-    return { profilePath, profile, tracePath };
-  }
-  return { profilePath: paths[paths.length - 1]!, profile: profiles[profiles.length - 1]!, tracePath };
-}
-
-/** What one trial needs, in a form a trial child process can receive (no functions). */
-export interface TrialSpec {
-  options: TrialOptions;
-  /** The trial's folder under the project. */
-  name: string;
-  /** Banner prefix (`trial 2/3: `). */
-  prefix: string;
-  index: number;
-  split: { images: number; perEpoch: number } | null;
-}
-
-export type TrialOptions = Omit<TrainRunOptions, 'models' | 'log' | 'warn'>;
-
-function trialOptions(o: TrainRunOptions): TrialOptions {
-  const { models: _m, log: _l, warn: _w, ...rest } = o;
-  return rest;
-}
-
-/** One trial: load the weights, train through the profile window, leave its files in its folder. */
-export async function runTrial(t: TrialSpec, models: ModelSource, device: Device, log?: (line: string) => void, warn?: (message: string) => void): Promise<void> {
-  const o: TrainRunOptions = { ...t.options, models, ...(log ? { log } : {}), ...(warn ? { warn } : {}) };
-  const cwd = o.cwd ?? process.cwd();
-  const epochs = o.epochs ?? o.warmup + o.steps + 5;
-  const quiet = (): void => undefined;
-  let model: LibreYOLOModel;
-  try {
-    model = await loadWeights(o, device);
-  } catch (err) {
-    throw asProfileError(err);
-  }
-  o.log?.(banner(o, model, device, t.split, t.prefix));
-  const factory = trainProfilerFactory({ singleEpoch: true, ...(o.log ? { log: o.log } : {}) });
-  const made: TrainProfiler[] = [];
-  try {
-    // The trainer's own progress is off: it would report its epoch budget (`epochs`, an upper
-    // bound nobody asked for; the window closes inside the first epoch). The profiler logs instead.
-    await model.train({
-      data: o.data, epochs, batch: o.batch, imgsz: o.imgsz, workers: o.workers, amp: o.amp, device: device.id,
-      profile: true, profile_then_stop: true, profile_steps: o.steps, profile_warmup: o.warmup, profile_open: false,
-      no_aug_epochs: 0, project: o.project, name: t.name, exist_ok: true, verbose: false,
-      ...(o.threads ? { threads: o.threads } : {}),
-    }, { warn: o.warn ?? quiet, cwd, profiler: async (ctx) => {
-      const p = await factory(ctx);
-      made.push(p);
-      return p;
-    } });
-  } catch (err) {
-    if (err instanceof WindowNotFilled) throw windowNeverFilled(t.index, o);
-    throw asProfileError(err);
-  } finally {
-    await model.close();
-    for (const p of made) if (p instanceof TrainStepProfiler) await p.removeTempFiles();
-    // A profile-only run writes no checkpoint: leave no empty weights/ folder (rmdir refuses a full one).
-    await rmdir(join(resolve(cwd, o.project, t.name), 'weights')).catch(() => undefined);
-  }
-}
-
-function windowNeverFilled(run: number, o: Pick<TrainRunOptions, 'warmup' | 'steps'>, split?: { images: number; batch: number; perEpoch: number }): ProfileError {
-  const why = split ? ` (${split.images} train images at batch ${split.batch} give ${split.perEpoch} iterations per epoch; the window must fit in one epoch)` : ' in one epoch';
-  return new ProfileError(`no profile produced for run ${run}: the window (warmup ${o.warmup} + steps ${o.steps}) never filled${why}. Use a larger dataset, fewer --steps, or a smaller --batch.`, 3);
-}
-
-/**
- * "Too small": the window (warmup + max(2, steps) iterations) must fit in ONE epoch of the train
- * split, which has floor(images / batch) batches (drop_last, as the original; one short batch when
- * the split is smaller than a batch). Unlike the original, which carries the window across epochs,
- * a profile never spans an epoch boundary, so loader restarts and validation stay out of it. When
- * the batch is known this is checked before any model work; with --batch -1 the profiler itself
- * stops at the epoch's end. Either way: no profile, exit 3.
- */
-async function checkWindowFits(o: TrainRunOptions, cwd: string): Promise<{ images: number; perEpoch: number } | null> {
-  if (o.batch < 1) return null; // auto-batch: the batch is only known after the probe
-  let images: number;
-  try {
-    const ds = await loadDatasetConfig(o.data, { cwd });
-    await ensureDataset(ds, { cwd });
-    images = (await loadSplit(ds, 'train', { cwd })).images.length;
-  } catch (err) {
-    throw asProfileError(err);
-  }
-  const perEpoch = images >= o.batch ? Math.floor(images / o.batch) : 1;
-  if (perEpoch < Math.max(0, o.warmup) + Math.max(2, o.steps)) throw windowNeverFilled(0, o, { images, batch: o.batch, perEpoch });
-  return { images, perEpoch };
-}
-
-/**
- * The trials' folder names: the original's `prof` (or `prof_<i>` and `profile_repeat.json` with
- * --repeat), then `prof2`, `prof3`, ... (`prof2_<i>`, `profile_repeat2.json`) so an earlier profile
- * in the same project is never overwritten.
- */
-export function runNames(projectDir: string, repeat: number): { trial: (i: number) => string; aggregate: string } {
-  for (let k = 1; ; k++) {
-    const stem = k === 1 ? 'prof' : `prof${k}`;
-    const trial = (i: number): string => (repeat > 1 ? `${stem}_${i}` : stem);
-    const aggregate = RUN_REPEAT_FILE.replace(/\.json$/, `${k === 1 ? '' : k}.json`);
-    const taken = Array.from({ length: repeat }, (_, i) => trial(i)).some((n) => existsSync(join(projectDir, n))) ||
-      (repeat > 1 && existsSync(join(projectDir, aggregate)));
-    if (!taken) return { trial, aggregate };
-  }
-}
-
-/** `--batch -1`, as the seed says: the batch whose train step fits about 70% of the device's memory. */
-export const PROFILE_AUTOBATCH_FRACTION = 0.7;
-
-/** Resolves `--batch -1` by probing real train steps of the model (train/autobatch.ts) before the trials. */
-export async function autoBatch(o: TrainRunOptions, device: Device): Promise<number> {
-  let model: LibreYOLOModel;
-  try {
-    model = await loadWeights(o, device);
-  } catch (err) {
-    throw asProfileError(err);
-  }
-  try {
-    const network = model.network;
-    if (!network || !model.family.train) throw new ProfileError(`--batch -1: ${model.family.name} weights cannot be probed for a batch; pass --batch N`, 2);
-    const r = await probeAutoBatch(model.family, network, {
-      device, imgsz: o.imgsz, maxTargets: TRAIN_DEFAULTS.max_labels, fraction: PROFILE_AUTOBATCH_FRACTION, ...(o.threads ? { threads: o.threads } : {}), ...(o.log ? { log: o.log } : {}),
-    });
-    o.log?.(r.message);
-    return r.batch;
-  } finally {
-    await model.close();
-  }
-}
-
-/** What the run was asked, in one line (the window, not the trainer's epoch budget). */
-function banner(o: TrainRunOptions, model: LibreYOLOModel, device: Device, split: { images: number; perEpoch: number } | null, prefix: string): string {
-  const amp = o.amp ? (device.kind === 'cpu' ? 'amp=true (ignored on cpu: float32)' : 'amp=true') : 'amp=false';
-  const batch = o.batch < 1 ? 'batch=-1 (auto-fit)' : `batch=${o.batch}`;
-  const epoch = split ? ` of the epoch's ${split.perEpoch} (${split.images} train images)` : ' of one epoch';
-  return `profile run: ${prefix}${model.family.name}-${model.size} on ${device.id}  ${batch}  imgsz=${o.imgsz}  workers=${o.workers}  ${amp}\n` +
-    `  window: warmup ${o.warmup} + steps ${Math.max(2, o.steps)} iterations${epoch}`;
 }

@@ -6,21 +6,14 @@
  * trial's files are its result, the probe's is the batch it found.
  */
 import { forkSibling } from '../util/worker.ts';
-import { ProfileError } from './errors.ts';
-import type { TrialOptions, TrialSpec } from './train-run.ts';
-
-/** Where the child imports the run's ModelSource from: a module URL and the name of its export. */
-export interface ModelSourceModule {
-  url: string;
-  exportName: string;
-}
+import { ProfileError } from '../profile/errors.ts';
+import type { TrialOptions, TrialSpec } from './profile-run-options.ts';
 
 /** What a child runs: one trial, or the `--batch -1` probe. */
 export type ChildJob = { kind: 'trial'; trial: TrialSpec } | { kind: 'autobatch'; options: TrialOptions };
 
 export interface TrialRequest {
   job: ChildJob;
-  models: ModelSourceModule;
 }
 
 export type TrialMessage =
@@ -34,7 +27,7 @@ interface Output {
   warn?: (message: string) => void;
 }
 
-async function runInChild(job: ChildJob, what: string, models: ModelSourceModule, out: Output): Promise<Extract<TrialMessage, { kind: 'done' }>> {
+async function runInChild(job: ChildJob, what: string, out: Output): Promise<Extract<TrialMessage, { kind: 'done' }>> {
   const child = forkSibling(import.meta.url, 'trial-child');
   let outcome: TrialMessage | null = null;
   child.on('message', (m: TrialMessage) => {
@@ -50,7 +43,7 @@ async function runInChild(job: ChildJob, what: string, models: ModelSourceModule
     const { code, signal } = await new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve, reject) => {
       child.once('error', reject);
       child.once('exit', (c, s) => resolve({ code: c, signal: s }));
-      child.send({ job, models } satisfies TrialRequest);
+      child.send({ job } satisfies TrialRequest);
     });
     const o = outcome as TrialMessage | null;
     if (o?.kind === 'error') throw o.exitCode === null ? new Error(o.message) : new ProfileError(o.message, o.exitCode);
@@ -64,13 +57,13 @@ async function runInChild(job: ChildJob, what: string, models: ModelSourceModule
   }
 }
 
-export async function runTrialInChild(trial: TrialSpec, models: ModelSourceModule, out: Output): Promise<void> {
-  await runInChild({ kind: 'trial', trial }, `profile trial ${trial.index}`, models, out);
+export async function runTrialInChild(trial: TrialSpec, out: Output): Promise<void> {
+  await runInChild({ kind: 'trial', trial }, `profile trial ${trial.index}`, out);
 }
 
 /** The `--batch -1` probe in a child: the batch it found. */
-export async function autoBatchInChild(options: TrialOptions, models: ModelSourceModule, out: Output): Promise<number> {
-  const done = await runInChild({ kind: 'autobatch', options }, 'the --batch -1 probe', models, out);
+export async function autoBatchInChild(options: TrialOptions, out: Output): Promise<number> {
+  const done = await runInChild({ kind: 'autobatch', options }, 'the --batch -1 probe', out);
   if (done.batch === undefined) throw new Error('the --batch -1 probe (its own process) reported no batch');
   return done.batch;
 }
