@@ -162,7 +162,7 @@ export class LibreYOLOModel {
   async to(device: string | number): Promise<this> {
     const target = parseDevice(device);
     if (target.id === this.engine.device.id) return this;
-    await this.release_graphs();
+    await this.releaseGraphs();
     await this.engine.moveTo(target);
     return this;
   }
@@ -445,7 +445,7 @@ export class LibreYOLOModel {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    await this.release_graphs();
+    await this.releaseGraphs();
     if (this.network && this.checkModule) await this.checkModule.releaseCheckSessions(this.network);
     await this.engine.close();
   }
@@ -460,7 +460,7 @@ export class LibreYOLOModel {
    */
   async quantize(options: QuantizeOptions): Promise<this> {
     this.ensureOpen();
-    await this.release_graphs();
+    await this.releaseGraphs();
     const recipe = resolveRecipe(options?.recipe, this.family, this.recipe ?? (this.loadedPrecision === 'fp32' ? null : this.loadedPrecision));
     if (this.device.kind === 'cpu') this.warn(cpuSlowWarning(recipe));
     await this.engine.setPrecision(RECIPE_DTYPE[recipe]);
@@ -471,7 +471,7 @@ export class LibreYOLOModel {
   /** Back to float32 compute. The weights were never modified, so nothing is lost. */
   async dequantize(): Promise<this> {
     this.ensureOpen();
-    await this.release_graphs();
+    await this.releaseGraphs();
     if (this.recipe !== null) await this.engine.setPrecision('float32');
     this.recipe = null;
     return this;
@@ -486,7 +486,7 @@ export class LibreYOLOModel {
     return precisionReport(this.engine, imgsz, this.precision, io);
   }
 
-  // ---- Graph capture: capture_graph / graph_info / release_graphs ---------------------------
+  // ---- Graph capture: captureGraph / graphInfo / releaseGraphs -------------------------------
 
   private requireGraphSupport(): void {
     if (!this.family.capabilities.SUPPORTS_CUDA_GRAPH) throw new GraphCaptureNotImplementedError(this.family.name);
@@ -500,7 +500,7 @@ export class LibreYOLOModel {
    * Captures the forward for one input shape now, so the first predict does not pay for it. Fails
    * with the reason on devices that cannot capture from Node (CPU; CUDA through onnxruntime-node).
    */
-  async capture_graph(options: CaptureGraphOptions = {}): Promise<void> {
+  async captureGraph(options: CaptureGraphOptions = {}): Promise<void> {
     this.ensureOpen();
     this.requireGraphSupport();
     const [h, w] = normalizeImgsz(options.imgsz, this.family.imgszStride, this.warn) ?? this.imgsz;
@@ -513,7 +513,7 @@ export class LibreYOLOModel {
   }
 
   /** Captured graphs, their replay counts, and why forwards ran eager. */
-  graph_info(): GraphInfo {
+  graphInfo(): GraphInfo {
     if (this.graphRunner) return this.graphRunner.info();
     return {
       family: this.family.name, supported: this.family.capabilities.SUPPORTS_CUDA_GRAPH && captureUnavailableReason(this.device) === null,
@@ -522,10 +522,28 @@ export class LibreYOLOModel {
   }
 
   /** Frees captured graphs and resets the cache's counters (device moves and quantize call this). */
-  async release_graphs(): Promise<void> {
+  async releaseGraphs(): Promise<void> {
     const r = this.graphRunner;
     this.graphRunner = null;
     await r?.release();
+  }
+
+  // Methods are camelCase; the original's snake_case method names stay as aliases, so its scripts port
+  // unchanged (options and CLI keys keep snake_case: `max_det`).
+
+  /** Alias of `captureGraph()` (the original's name). */
+  capture_graph(options: CaptureGraphOptions = {}): Promise<void> {
+    return this.captureGraph(options);
+  }
+
+  /** Alias of `graphInfo()` (the original's name). */
+  graph_info(): GraphInfo {
+    return this.graphInfo();
+  }
+
+  /** Alias of `releaseGraphs()` (the original's name). */
+  release_graphs(): Promise<void> {
+    return this.releaseGraphs();
   }
 
   /** A plain summary: family, size, task, nc, imgsz, format, precision, device, weights, parameters. */
