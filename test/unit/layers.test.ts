@@ -16,7 +16,7 @@ const LAYERS: ReadonlyArray<readonly string[]> = [
   // browser/: the browser build's counterparts of util/platform.ts.
   ['errors.ts', 'version.ts', 'assets.ts', 'util', 'browser'],
   ['graph'],
-  ['data', 'weights'],
+  ['data', 'weights', 'video'],
   ['models'],
   ['runtime'],
   ['predict', 'export', 'quantize', 'val', 'train', 'track', 'doctor'],
