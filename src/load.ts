@@ -18,7 +18,7 @@ import { defaultNamesText, familyEngineOptions, modelFromCheckpoint, namesOrDefa
 import { checkCount, checkNames, checkToken, metadataError, raiseWith, shown } from './weights/model-metadata.ts';
 import { limit } from './util/limits.ts';
 import { resolveTask } from './models/tasks.ts';
-import { parseWeightName, resolveWeights, type ResolveWeightsOptions } from './models/hub.ts';
+import { resolveWeights, type ResolveWeightsOptions } from './models/hub.ts';
 import type { Warn } from './util/warn.ts';
 
 export interface LoadOptions {

@@ -6,7 +6,7 @@
 import { LibreYOLOError } from '../errors.ts';
 import { COCO_NAMES } from '../data/coco.ts';
 import type { LoadedCheckpoint, CheckpointMetadata } from '../weights/checkpoint-bytes.ts';
-import { parseWeightName } from '../weights/hub-names.ts';
+import { parseWeightName } from './hub-names.ts';
 import { checkNamesCover } from '../weights/model-metadata.ts';
 import { checkpointImgsz, detectFamily, listFamilies, type DetectionNetwork, type ModelFamily } from './index.ts';
 import { canonicalTask, resolveTask } from './tasks.ts';

@@ -2,7 +2,7 @@
  * Official weight names: which family and size a published file name is, and its Hugging Face URL.
  * No I/O, so the browser build resolves the same names to the same URLs.
  */
-import { listFamilies, type ModelFamily } from '../models/index.ts';
+import { listFamilies, type ModelFamily } from './index.ts';
 
 export const DEFAULT_ENDPOINT = 'https://huggingface.co';
 export interface WeightName {
