@@ -12,7 +12,8 @@ export type ErrorCode =
   | 'unsafe_checkpoint' | 'model_metadata_invalid'
   | 'export_format_unknown' | 'export_dep_missing' | 'format_precision_unsupported' | 'quantize_failed'
   | 'video_unreadable' | 'stream_unavailable' | 'stream_timeout' | 'ffmpeg_missing'
-  | 'device_not_available' | 'download_failed' | 'io_error';
+  | 'device_not_available' | 'download_failed' | 'io_error'
+  | 'profile_argument_invalid' | 'profile_unreadable' | 'profile_not_produced';
 
 const EXIT_CODES: Partial<Record<ErrorCode, number>> = {
   config_unknown_key: 2, config_type_error: 2, config_range_error: 2, config_required_key: 2,
@@ -23,6 +24,9 @@ const EXIT_CODES: Partial<Record<ErrorCode, number>> = {
   model_not_found: 4, model_load_failed: 4, model_family_mismatch: 4, checkpoint_not_found: 4, unsafe_checkpoint: 4,
   model_metadata_invalid: 4,
   export_format_unknown: 5, export_dep_missing: 5, format_precision_unsupported: 5, quantize_failed: 5,
+  // The profile group's own (the original's): 2 an argument that does not resolve, 1 a trace that
+  // cannot be read, 3 no profile produced.
+  profile_argument_invalid: 2, profile_unreadable: 1, profile_not_produced: 3,
 };
 
 export class LibreYOLOError extends Error {

@@ -11,7 +11,8 @@ import { incrementDir } from '../predict/save.ts';
 import { writeFileAtomic } from '../util/fs.ts';
 import { aggregateInferTrials, INFER_REPEAT_FILE } from '../profile/aggregate.ts';
 import { deviceOrError, ensureDeviceAvailable } from '../profile/device.ts';
-import { asProfileError, ProfileError } from '../profile/errors.ts';
+import { LibreYOLOError } from '../errors.ts';
+import { asProfileError } from '../profile/errors.ts';
 import { profileInference } from '../profile/inference.ts';
 import { pyJson } from '../profile/pyfmt.ts';
 import { PROFILE_FILE, TIMELINE_FILE, type ProfileAnalysis } from '../profile/schema.ts';
@@ -56,7 +57,7 @@ const AMP_DTYPES: Record<string, 'float16' | 'bfloat16'> = { fp16: 'float16', fl
 
 export function normalizeAmpDtype(value: string): 'float16' | 'bfloat16' {
   const v = AMP_DTYPES[value.toLowerCase().replace(/\s+/g, '')];
-  if (!v) throw new ProfileError(`amp_dtype must be one of: bf16, bfloat16, float16, fp16; got ${value}`, 2);
+  if (!v) throw new LibreYOLOError('profile_argument_invalid', `amp_dtype must be one of: bf16, bfloat16, float16, fp16; got ${value}`);
   return v;
 }
 
@@ -69,7 +70,7 @@ export async function runInferProfile(o: InferRunOptions): Promise<InferRunResul
   const images = resolveInferSource(o.source ?? SAMPLE_IMAGE);
   if (!images.length) {
     const hint = o.source && /^[A-Za-z_][\w-]*=/.test(o.source) ? ' (the profile commands take POSIX flags: --weights x.pt, not weights=x.pt)' : '';
-    throw new ProfileError(`no images found at: ${o.source ?? 'the default source'}${hint}`, 2);
+    throw new LibreYOLOError('profile_argument_invalid', `no images found at: ${o.source ?? 'the default source'}${hint}`);
   }
   const ampDtype = normalizeAmpDtype(o.ampDtype);
   const device = deviceOrError(o.device);

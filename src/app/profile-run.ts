@@ -19,7 +19,7 @@ import { writeFileAtomic } from '../util/fs.ts';
 import { parseWeightName } from '../models/hub.ts';
 import { aggregateRunTrials, RUN_REPEAT_FILE } from '../profile/aggregate.ts';
 import { deviceOrError, ensureDeviceAvailable } from '../profile/device.ts';
-import { asProfileError, ProfileError } from '../profile/errors.ts';
+import { asProfileError } from '../profile/errors.ts';
 import { loadProfile } from '../profile/load.ts';
 import { pyJson } from '../profile/pyfmt.ts';
 import { PROFILE_FILE, TRACE_FILE, type ProfileAnalysis } from '../profile/schema.ts';
@@ -143,9 +143,9 @@ export async function runTrial(t: TrialSpec, device: Device, log?: (line: string
   }
 }
 
-function windowNeverFilled(run: number, o: Pick<TrainRunOptions, 'warmup' | 'steps'>, split?: { images: number; batch: number; perEpoch: number }): ProfileError {
+function windowNeverFilled(run: number, o: Pick<TrainRunOptions, 'warmup' | 'steps'>, split?: { images: number; batch: number; perEpoch: number }): LibreYOLOError {
   const why = split ? ` (${split.images} train images at batch ${split.batch} give ${split.perEpoch} iterations per epoch; the window must fit in one epoch)` : ' in one epoch';
-  return new ProfileError(`no profile produced for run ${run}: the window (warmup ${o.warmup} + steps ${o.steps}) never filled${why}. Use a larger dataset, fewer --steps, or a smaller --batch.`, 3);
+  return new LibreYOLOError('profile_not_produced', `no profile produced for run ${run}: the window (warmup ${o.warmup} + steps ${o.steps}) never filled${why}. Use a larger dataset, fewer --steps, or a smaller --batch.`);
 }
 
 /**
@@ -200,7 +200,7 @@ export async function autoBatch(o: TrainRunOptions, device: Device): Promise<num
   }
   try {
     const network = model.network;
-    if (!network || !model.family.train) throw new ProfileError(`--batch -1: ${model.family.name} weights cannot be probed for a batch; pass --batch N`, 2);
+    if (!network || !model.family.train) throw new LibreYOLOError('profile_argument_invalid', `--batch -1: ${model.family.name} weights cannot be probed for a batch; pass --batch N`);
     const r = await probeAutoBatch(model.family, network, {
       device, imgsz: o.imgsz, maxTargets: TRAIN_DEFAULTS.max_labels, fraction: PROFILE_AUTOBATCH_FRACTION, ...(o.threads ? { threads: o.threads } : {}), ...(o.log ? { log: o.log } : {}),
     });

@@ -3,7 +3,7 @@
  * the `--batch -1` probe, runs the job and reports log lines and the outcome.
  */
 import { deviceOrError } from '../profile/device.ts';
-import { ProfileError } from '../profile/errors.ts';
+import { LibreYOLOError } from '../errors.ts';
 import { autoBatch, runTrial } from './profile-run.ts';
 import type { TrialMessage, TrialRequest } from './trial-process.ts';
 
@@ -27,9 +27,9 @@ process.once('message', (req: TrialRequest) => {
       }
     } catch (err) {
       code = 1;
-      const exitCode = err instanceof ProfileError ? err.exitCode : null;
-      const message = err instanceof Error ? (exitCode === null && process.env.LIBREYOLO_DEBUG ? err.stack ?? err.message : err.message) : String(err);
-      await send({ kind: 'error', message, exitCode });
+      const errorCode = err instanceof LibreYOLOError ? err.code : null;
+      const message = err instanceof Error ? (errorCode === null && process.env.LIBREYOLO_DEBUG ? err.stack ?? err.message : err.message) : String(err);
+      await send({ kind: 'error', message, code: errorCode });
     }
     // The job's sessions are closed; nothing else may keep the process (and its memory) alive.
     process.exit(code);

@@ -6,7 +6,7 @@
  * trial's files are its result, the probe's is the batch it found.
  */
 import { forkSibling } from '../util/worker.ts';
-import { ProfileError } from '../profile/errors.ts';
+import { LibreYOLOError, type ErrorCode } from '../errors.ts';
 import type { TrialOptions, TrialSpec } from './profile-run-options.ts';
 
 /** What a child runs: one trial, or the `--batch -1` probe. */
@@ -20,7 +20,7 @@ export type TrialMessage =
   | { kind: 'log'; line: string }
   | { kind: 'warn'; message: string }
   | { kind: 'done'; batch?: number }
-  | { kind: 'error'; message: string; exitCode: number | null };
+  | { kind: 'error'; message: string; code: ErrorCode | null };
 
 interface Output {
   log?: (line: string) => void;
@@ -46,7 +46,7 @@ async function runInChild(job: ChildJob, what: string, out: Output): Promise<Ext
       child.send({ job } satisfies TrialRequest);
     });
     const o = outcome as TrialMessage | null;
-    if (o?.kind === 'error') throw o.exitCode === null ? new Error(o.message) : new ProfileError(o.message, o.exitCode);
+    if (o?.kind === 'error') throw o.code === null ? new Error(o.message) : new LibreYOLOError(o.code, o.message);
     if (o?.kind !== 'done' || code !== 0) {
       throw new Error(`${what} (its own process) ended without a result (${signal ? `signal ${signal}` : `exit code ${code}`})` +
         (signal === 'SIGKILL' ? '; killed, most likely out of memory: try a smaller --batch or --imgsz' : ''));

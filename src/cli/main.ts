@@ -113,6 +113,7 @@ export async function main(argv: string[]): Promise<number> {
       if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.code === 'commander.help') return 0;
       return reportError(usageError(err, command, origins), json);
     }
-    return reportError(err, json);
+    // The profile group keeps the original's messages and exit codes, on stderr even with --json.
+    return reportError(err, json && args[0] !== 'profile');
   }
 }

@@ -1,6 +1,5 @@
 /** How the CLI reports failures: one clear stderr line (or a JSON error), never a stack for user errors. */
 import { LibreYOLOError } from '../errors.ts';
-import { ProfileError } from '../profile/errors.ts';
 
 export class CliExit extends Error {
   constructor(readonly exitCode: number) {
@@ -10,11 +9,6 @@ export class CliExit extends Error {
 
 export function reportError(err: unknown, json: boolean): number {
   if (err instanceof CliExit) return err.exitCode;
-  // The profile group keeps the original's messages and exit codes, on stderr even with --json.
-  if (err instanceof ProfileError) {
-    process.stderr.write(`Error: ${err.message}\n`);
-    return err.exitCode;
-  }
   if (err instanceof LibreYOLOError) {
     if (json) {
       process.stdout.write(`${JSON.stringify({ schema_version: 1, error: err.code, message: err.message, suggestion: err.suggestion ?? null })}\n`);

@@ -6,13 +6,12 @@
 import { LibreYOLOError } from '../errors.ts';
 import { nativeReason, parseDevice, type Device } from '../runtime/device.ts';
 import { ensureDeviceQuietly } from '../runtime/device-probe.ts';
-import { ProfileError } from './errors.ts';
 
 export function deviceOrError(value: string): Device {
   try {
     return parseDevice(value);
   } catch (err) {
-    throw new ProfileError((err as Error).message, 2);
+    throw new LibreYOLOError('profile_argument_invalid', (err as Error).message);
   }
 }
 
@@ -27,6 +26,6 @@ export async function ensureDeviceAvailable(device: Device, cpuFlags = '--device
   } catch (err) {
     if (!(err instanceof LibreYOLOError)) throw err;
     const why = device.kind === 'cuda' ? "onnxruntime-node's CUDA execution provider is not installed on this machine" : nativeReason(err.cause);
-    throw new ProfileError(`device '${device.id}' is not available (${why}); the profiler never switches devices on its own: pass ${cpuFlags} to profile on the CPU.`, err.exitCode);
+    throw new LibreYOLOError(err.code, `device '${device.id}' is not available (${why}); the profiler never switches devices on its own: pass ${cpuFlags} to profile on the CPU.`, { cause: err });
   }
 }

@@ -7,7 +7,7 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { analyzeTrace, analyzeTraceFile } from './analyze.ts';
-import { ProfileError } from './errors.ts';
+import { LibreYOLOError } from '../errors.ts';
 import { SUMMARY_FILE, type ProfileAnalysis, type ProfileSummary } from './schema.ts';
 import { validateProfile } from './validate.ts';
 
@@ -27,8 +27,8 @@ function siblingSummary(tracePath: string): ProfileSummary {
 }
 
 export async function loadProfile(path: string): Promise<ProfileAnalysis> {
-  if (!existsSync(path)) throw new ProfileError(`not found: ${path}`, 2);
-  const failed = (err: unknown): ProfileError => new ProfileError(`failed to analyse ${path}: ${(err as Error).message}`, 1);
+  if (!existsSync(path)) throw new LibreYOLOError('profile_argument_invalid', `not found: ${path}`);
+  const failed = (err: unknown): LibreYOLOError => new LibreYOLOError('profile_unreadable', `failed to analyse ${path}: ${(err as Error).message}`);
   const options = { summary: siblingSummary(path), tracePath: path };
   if (statSync(path).size > WHOLE_FILE_BYTES) {
     try {
@@ -43,13 +43,13 @@ export async function loadProfile(path: string): Promise<ProfileAnalysis> {
     data = JSON.parse(text);
   } catch (err) {
     const nan = /(^|[\s:,[])-?(NaN|Infinity)\b/.test(text) ? '; NaN and Infinity are not JSON, and a profile never holds them' : '';
-    throw new ProfileError(`failed to analyse ${path}: not valid JSON (${(err as Error).message})${nan}`, 1);
+    throw new LibreYOLOError('profile_unreadable', `failed to analyse ${path}: not valid JSON (${(err as Error).message})${nan}`);
   }
   if (isProfile(data)) {
     try {
       return validateProfile(data);
     } catch (err) {
-      throw new ProfileError(`failed to analyse ${path}: not a valid profile: ${(err as Error).message}`, 1);
+      throw new LibreYOLOError('profile_unreadable', `failed to analyse ${path}: not a valid profile: ${(err as Error).message}`);
     }
   }
   try {

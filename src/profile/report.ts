@@ -9,7 +9,7 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import { basename, dirname, extname, join } from 'node:path';
 import { writeFileAtomic } from '../util/fs.ts';
 import { analyzeTraceFile } from './analyze.ts';
-import { ProfileError } from './errors.ts';
+import { LibreYOLOError } from '../errors.ts';
 import { loadProfile } from './load.ts';
 import { SUMMARY_FILE, TIMELINE_FILE, TRACE_FILE, type ProfileAnalysis } from './schema.ts';
 import { TimelineCollector } from './timeline-data.ts';
@@ -36,7 +36,7 @@ function latencySamples(tracePath: string | null, profilePath: string): number[]
 /** `out`, or the first free `timeline[N].html` beside the profile. */
 function outputPath(profilePath: string, out: string | undefined, fallbackName: string): string {
   if (out !== undefined) {
-    if (existsSync(out)) throw new ProfileError(`${out} already exists; pass another --out path (nothing is overwritten)`, 2);
+    if (existsSync(out)) throw new LibreYOLOError('profile_argument_invalid', `${out} already exists; pass another --out path (nothing is overwritten)`);
     return out;
   }
   const ext = extname(fallbackName);
@@ -55,7 +55,7 @@ export async function writeReport(profilePath: string, out?: string): Promise<{ 
     try {
       await analyzeTraceFile(trace, { observer: collector });
     } catch (err) {
-      throw new ProfileError(`failed to analyse ${trace}: ${(err as Error).message}`, 1);
+      throw new LibreYOLOError('profile_unreadable', `failed to analyse ${trace}: ${(err as Error).message}`);
     }
     timeline = collector.result();
   }
@@ -65,7 +65,7 @@ export async function writeReport(profilePath: string, out?: string): Promise<{ 
 }
 
 export async function writeCompareHtml(a: ProfileAnalysis, b: ProfileAnalysis, beforePath: string, afterPath: string, out: string): Promise<string> {
-  if (existsSync(out)) throw new ProfileError(`${out} already exists; pass another --html path (nothing is overwritten)`, 2);
+  if (existsSync(out)) throw new LibreYOLOError('profile_argument_invalid', `${out} already exists; pass another --html path (nothing is overwritten)`);
   await writeFileAtomic(out, compareHtml(a, b, beforePath, afterPath));
   return out;
 }

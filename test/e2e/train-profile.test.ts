@@ -14,7 +14,7 @@ import { after, before, describe, it } from 'node:test';
 import { generateSynthDataset } from '../../src/data/synth.ts';
 import { yolo9Family } from '../../src/models/yolo9/family.ts';
 import type { Yolo9Network } from '../../src/models/yolo9/network.ts';
-import { ProfileError } from '../../src/profile/errors.ts';
+import { LibreYOLOError } from '../../src/errors.ts';
 import type { ProfileAnalysis } from '../../src/profile/schema.ts';
 import { PHASE_COLOURS } from '../../src/profile/timeline-html.ts';
 import { runNames, runTrainProfile } from '../../src/app/profile-run.ts';
@@ -144,7 +144,7 @@ describe('libreyolo profile run', () => {
       device: 'cpu', project: join(tmp, 'runs', 'auto'), cwd: tmp, threads: 2, log: (l) => lines.push(l),
     }).then(() => null, (e: unknown) => e);
     assert.match(lines.join('\n'), /^AutoBatch: batch=\d+ fits 70% of [\d.]+ GB on cpu/m);
-    assert.ok(err instanceof ProfileError, String(err));
+    assert.ok(err instanceof LibreYOLOError && err.code === 'profile_not_produced', String(err));
     assert.equal(err.exitCode, 3);
     assert.match(err.message, /^no profile produced for run 0: the window \(warmup 2 \+ steps 4\) never filled \(8 train images at batch \d+ give 1 iterations per epoch; the window must fit in one epoch\)\. Use a larger dataset, fewer --steps, or a smaller --batch\.$/);
     assert.ok(!existsSync(join(tmp, 'runs', 'auto')));

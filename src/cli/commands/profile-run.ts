@@ -4,7 +4,6 @@
  * argument that does not resolve, 1 otherwise.
  */
 import { Command, Option } from 'commander';
-import { ProfileError } from '../../profile/errors.ts';
 import { cliInvocation } from '../invocation.ts';
 import { pyF, pyJson } from '../../profile/pyfmt.ts';
 import { runTrainProfile } from '../../app/profile-run.ts';
@@ -59,7 +58,7 @@ export function profileRunCommand(): Command {
         const spread = n > 1 ? ` +/- ${pyF(a.img_per_s_std)} (n=${n})` : '';
         process.stdout.write(`img/s: ${pyF(a.img_per_s)}${spread}  |  ${a.bound}\nprofile: ${profilePath}\nnext:    ${cliInvocation()} profile summary ${profilePath}\n`);
       } catch (err) {
-        if (!(err instanceof ProfileError)) throw err;
+        // As the whole profile group (cli/main.ts): errors are one stderr line, also with --json.
         throw new CliExit(reportError(err, false));
       }
     });

@@ -1,5 +1,5 @@
 /** `profile kernels` and `profile ops`: the individual rows, filtered, sorted and cut to --top. */
-import { ProfileError } from '../errors.ts';
+import { LibreYOLOError } from '../../errors.ts';
 import { pyFixed, rjust } from '../pyfmt.ts';
 import type { KernelRow, OpRow, ProfileAnalysis } from '../schema.ts';
 import type { ReaderOutput } from './output.ts';
@@ -17,7 +17,7 @@ export interface KernelsOptions {
 function rowsFor<T>(all: T[], byPhase: Record<string, T[]> | undefined, phase: string | undefined): T[] {
   if (phase === undefined) return all ?? [];
   const phases = byPhase ?? {};
-  if (!(phase in phases)) throw new ProfileError(`unknown phase '${phase}'. available: ${Object.keys(phases).join(', ')}`, 2);
+  if (!(phase in phases)) throw new LibreYOLOError('profile_argument_invalid', `unknown phase '${phase}'. available: ${Object.keys(phases).join(', ')}`);
   return phases[phase]!;
 }
 
@@ -27,13 +27,13 @@ function grepPattern(src: string): RegExp {
   try {
     return new RegExp(js, 'i');
   } catch (err) {
-    throw new ProfileError(`invalid --grep pattern '${src}': ${(err as Error).message}`, 2);
+    throw new LibreYOLOError('profile_argument_invalid', `invalid --grep pattern '${src}': ${(err as Error).message}`);
   }
 }
 
 /** Unlike the original (Python slicing), a negative --top is refused. */
 function checkTop(top: number): void {
-  if (!Number.isInteger(top) || top < 0) throw new ProfileError(`--top must be an integer >= 0, got ${top}`, 2);
+  if (!Number.isInteger(top) || top < 0) throw new LibreYOLOError('profile_argument_invalid', `--top must be an integer >= 0, got ${top}`);
 }
 
 const SORTS: Record<string, (a: KernelRow, b: KernelRow) => number> = {
@@ -45,7 +45,7 @@ const SORTS: Record<string, (a: KernelRow, b: KernelRow) => number> = {
 export function kernelsReader(a: ProfileAnalysis, o: KernelsOptions): ReaderOutput {
   checkTop(o.top);
   const sort = SORTS[o.sort ?? 'time'];
-  if (!sort) throw new ProfileError(`--sort must be one of ${Object.keys(SORTS).join(', ')}, got '${o.sort}'`, 2);
+  if (!sort) throw new LibreYOLOError('profile_argument_invalid', `--sort must be one of ${Object.keys(SORTS).join(', ')}, got '${o.sort}'`);
   let rows = [...rowsFor(a.kernels, a.kernels_by_phase, o.phase)];
   if (o.category) rows = rows.filter((k) => k.category.toLowerCase().includes(o.category!.toLowerCase()));
   if (o.grep !== undefined) {

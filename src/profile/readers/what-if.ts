@@ -3,7 +3,7 @@
  * change is written. Below 80% device utilisation the step is host/launch-bound, so the gain is the
  * launches avoided times the measured host cost per launch; above it, the gain is less device work.
  */
-import { ProfileError } from '../errors.ts';
+import { LibreYOLOError } from '../../errors.ts';
 import { pyF, pyFixed, pyRound } from '../pyfmt.ts';
 import type { ProfileAnalysis } from '../schema.ts';
 import type { ReaderOutput } from './output.ts';
@@ -34,10 +34,10 @@ function changePct(before: number, after: number): string {
 
 export function whatIfReader(a: ProfileAnalysis, o: WhatIfOptions): ReaderOutput {
   if (!o.removeCategory && (o.removeLaunches === undefined || o.removeLaunches === null)) {
-    throw new ProfileError('specify --remove-category or --remove-launches', 2);
+    throw new LibreYOLOError('profile_argument_invalid', 'specify --remove-category or --remove-launches');
   }
   if (o.removeLaunches !== undefined && o.removeLaunches !== null && (!Number.isInteger(o.removeLaunches) || o.removeLaunches < 0)) {
-    throw new ProfileError(`--remove-launches must be an integer >= 0, got ${o.removeLaunches}`, 2);
+    throw new LibreYOLOError('profile_argument_invalid', `--remove-launches must be an integer >= 0, got ${o.removeLaunches}`);
   }
   const step = a.step_ms;
   // Device time and host overhead were measured in the traced steps when those were separate: the
@@ -54,7 +54,7 @@ export function whatIfReader(a: ProfileAnalysis, o: WhatIfOptions): ReaderOutput
   if (o.removeCategory) {
     const want = o.removeCategory.toLowerCase();
     const cat = (a.categories ?? []).find((c) => c.name.toLowerCase().includes(want));
-    if (!cat) throw new ProfileError(`no category matching '${o.removeCategory}'. have: ${(a.categories ?? []).map((c) => c.name).join(', ')}`, 2);
+    if (!cat) throw new LibreYOLOError('profile_argument_invalid', `no category matching '${o.removeCategory}'. have: ${(a.categories ?? []).map((c) => c.name).join(', ')}`);
     removedGpu = cat.ms_per_step;
     // Launches attributed to the category by its share of device time.
     removedLaunches += Math.trunc((launches * cat.ms_per_step) / (gpu || 1));
