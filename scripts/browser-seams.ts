@@ -4,4 +4,7 @@
  */
 export const BROWSER_SEAMS: Readonly<Record<string, string>> = {
   'util/platform.ts': 'browser/platform.ts',
+  'runtime/worker-host.ts': 'browser/worker-host.ts',
+  'predict/savers.ts': 'browser/savers.ts',
+  'runtime/device-probe.ts': 'browser/device-probe.ts',
 };

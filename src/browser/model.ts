@@ -1,0 +1,92 @@
+/**
+ * The browser's loaded detector: the same family network, graph and predict runner as Node's
+ * LibreYOLOModel, with sessions in a Web Worker on onnxruntime-web. Training, export and file saves
+ * stay Node-only.
+ */
+import { LibreYOLOError } from '../errors.ts';
+import type { HostTensor } from '../graph/tensor.ts';
+import type { CheckpointModel } from '../models/from-checkpoint.ts';
+import { resolvePredictOptions, type PredictOptions } from '../predict/options.ts';
+import { runPredict, type PredictContext } from '../predict/predictor.ts';
+import type { Results } from '../predict/results.ts';
+import type { SessionEngine } from '../runtime/engine.ts';
+import type { Warn } from '../util/warn.ts';
+import { sourceItems, type BrowserImageSource } from './images.ts';
+
+export class BrowserModel {
+  readonly family: CheckpointModel['family'];
+  readonly size: string;
+  readonly task: string;
+  readonly names: Record<number, string>;
+  readonly imgsz: [number, number];
+  readonly format: 'pt' | 'safetensors';
+  private closed = false;
+
+  constructor(init: CheckpointModel & { format: 'pt' | 'safetensors' }, private readonly engine: SessionEngine, private readonly warn: Warn) {
+    this.family = init.family;
+    this.size = init.size;
+    this.task = init.task;
+    this.names = init.names;
+    this.imgsz = init.imgsz;
+    this.format = init.format;
+    this.nc = init.network.nc;
+  }
+
+  readonly nc: number;
+
+  get device(): string {
+    return this.engine.device.id;
+  }
+
+  private ensureOpen(): void {
+    if (this.closed) throw new LibreYOLOError('io_error', 'This model has been closed; load it again with LibreYOLO().');
+  }
+
+  /** The raw network output for a prepared `[B,3,H,W]` batch (the family's input layout), as Node's forward(). */
+  async forward(images: HostTensor): Promise<HostTensor> {
+    this.ensureOpen();
+    if (images.dims.length !== 4 || images.dims[1] !== 3) {
+      throw new LibreYOLOError('config_type_error', `forward() expects images shaped [B,3,H,W], got [${images.dims.join(',')}]`);
+    }
+    return (await this.engine.forward(images)).output;
+  }
+
+  private context(): PredictContext {
+    const forward: PredictContext['forward'] = (x, o) => this.engine.forward(x, o);
+    return {
+      family: this.family, size: this.size, task: this.task, nc: this.nc, names: this.names, inputSize: this.imgsz, training: false,
+      forward, eagerForward: forward, acceptsBatch: (b) => this.engine.acceptsBatch(b), warn: this.warn,
+    };
+  }
+
+  /** Results per image as each is ready; an array source gives one per element. */
+  async *stream(source: BrowserImageSource | BrowserImageSource[], options: PredictOptions = {}): AsyncGenerator<Results> {
+    this.ensureOpen();
+    const { stream: _, ...rest } = options;
+    const opts = resolvePredictOptions(rest as Record<string, unknown>, { names: this.names, imgszStride: this.family.imgszStride }, this.warn);
+    if (opts.cudaGraph !== 'off') throw new LibreYOLOError('config_unsupported', 'cuda_graph is not available in the browser build');
+    if (opts.device !== undefined && opts.device !== this.device) {
+      throw new LibreYOLOError('config_unsupported', `device is chosen at load in the browser build (this model runs on '${this.device}'); load it again with { device }`);
+    }
+    const list = Array.isArray(source) ? source : [source];
+    yield* runPredict(this.context(), sourceItems(list), opts, Array.isArray(source));
+  }
+
+  /** One image gives one `Results`, an array gives `Results[]`; `{ stream: true }` gives an async iterator. */
+  predict(source: BrowserImageSource[], options?: PredictOptions): Promise<Results[]>;
+  predict(source: BrowserImageSource, options?: PredictOptions): Promise<Results>;
+  predict(source: BrowserImageSource | BrowserImageSource[], options?: PredictOptions & { stream: true }): AsyncIterable<Results>;
+  predict(source: BrowserImageSource | BrowserImageSource[], options: PredictOptions = {}): Promise<Results | Results[]> | AsyncIterable<Results> {
+    if (options.stream === true) return this.stream(source, options);
+    return (async () => {
+      const out: Results[] = [];
+      for await (const r of this.stream(source, options)) out.push(r);
+      return Array.isArray(source) ? out : out[0]!;
+    })();
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    await this.engine.close();
+  }
+}
