@@ -4,7 +4,7 @@
  * `endpoint` override in the role of HF_ENDPOINT), optionally kept in the Cache API.
  */
 import { LibreYOLOError } from '../errors.ts';
-import { DEFAULT_ENDPOINT, parseWeightName, weightsUrl } from '../weights/hub-names.ts';
+import { DEFAULT_ENDPOINT, parseWeightName, weightsUrl } from '../models/hub-names.ts';
 
 export type WeightsSource = string | URL | ArrayBuffer | ArrayBufferView | Blob;
 
