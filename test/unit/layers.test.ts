@@ -8,13 +8,13 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { BROWSER_SEAMS } from '../../scripts/browser-seams.ts';
 
 const SRC = resolve(fileURLToPath(new URL('../../src', import.meta.url)));
 
 /** Bottom to top. A file may import its own layer and those below it, never one above. */
 const LAYERS: ReadonlyArray<readonly string[]> = [
-  // browser/: the browser build's counterparts of util/platform.ts.
-  ['errors.ts', 'version.ts', 'assets.ts', 'util', 'browser'],
+  ['errors.ts', 'version.ts', 'assets.ts', 'util'],
   ['graph'],
   ['data', 'weights', 'video'],
   ['models'],
@@ -25,10 +25,27 @@ const LAYERS: ReadonlyArray<readonly string[]> = [
   ['model.ts', 'load.ts'],
   // Application jobs: `profile run` / `profile infer` and their trial processes, the `ui` server.
   ['app', 'ui'],
-  ['cli', 'index.ts'],
+  // browser/: the browser build's entry (its index, model facade, image and weights inputs).
+  ['cli', 'index.ts', 'browser'],
 ];
 
-const layerOf = (file: string): number => LAYERS.findIndex((names) => names.includes(file.split('/')[0]!));
+const folderLayer = (file: string): number => LAYERS.findIndex((names) => names.includes(file.split('/')[0]!));
+
+/**
+ * The browser build swaps a few core modules for browser/ counterparts (scripts/browser-seams.ts):
+ * in the bundle a counterpart stands where its Node module stood, so it takes that module's layer,
+ * and so does every browser/ file it imports; the other browser/ files are the browser's entry layer.
+ */
+function browserLayers(graph: Map<string, string[]>): Map<string, number> {
+  const layers = new Map<string, number>();
+  const place = (file: string, layer: number): void => {
+    if (!file.startsWith('browser/') || (layers.get(file) ?? Infinity) <= layer) return;
+    layers.set(file, layer);
+    for (const dep of graph.get(file) ?? []) place(dep, layer);
+  };
+  for (const [core, counterpart] of Object.entries(BROWSER_SEAMS)) place(counterpart, folderLayer(core));
+  return layers;
+}
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {
@@ -81,6 +98,8 @@ function circles(graph: Map<string, string[]>): string[][] {
 
 describe('import layers', () => {
   const graph = importGraph();
+  const swapped = browserLayers(graph);
+  const layerOf = (file: string): number => swapped.get(file) ?? folderLayer(file);
 
   it('reads the whole tree', () => {
     assert.ok(graph.size > 100, `only ${graph.size} files under ${SRC}`);
@@ -98,6 +117,12 @@ describe('import layers', () => {
       for (const to of targets) if (layerOf(to) > layerOf(from)) upward.push(`${from} -> ${to}`);
     }
     assert.deepEqual(upward, [], 'a lower layer that needs a higher one declares a port the caller fills in');
+  });
+
+  it('keeps the core off browser/ (the browser build swaps modules in; no core file imports one)', () => {
+    const offending = [...graph].flatMap(([from, targets]) =>
+      (from.startsWith('browser/') ? [] : targets.filter((t) => t.startsWith('browser/')).map((t) => `${from} -> ${t}`)));
+    assert.deepEqual(offending, []);
   });
 
   it('keeps train/ and load.ts off profile/ (the trainer declares the profiler port; profile implements it)', () => {
