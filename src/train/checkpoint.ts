@@ -11,7 +11,7 @@ import { LibreYOLOError } from '../errors.ts';
 import type { HostTensor } from '../graph/tensor.ts';
 import { VERSION } from '../version.ts';
 import { saveCheckpointPt } from '../weights/checkpoint.ts';
-import { isHostTensor, PyOrderedDict, pyFloat, type PyValue, type PyWritable } from '../weights/pickle.ts';
+import { isHostTensor, PyOrderedDict, pyFloat, type PyValue, type PyWritable } from '../weights/pickle/index.ts';
 import { isFloatField } from './config.ts';
 import { readTorchCheckpoint } from '../weights/torch-checkpoint.ts';
 

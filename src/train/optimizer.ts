@@ -15,7 +15,7 @@
 import { LibreYOLOError } from '../errors.ts';
 import type { Parameter } from '../graph/module.ts';
 import type { HostTensor } from '../graph/tensor.ts';
-import { isHostTensor, pyFloat, type PyValue, type PyWritable } from '../weights/pickle.ts';
+import { isHostTensor, pyFloat, type PyValue, type PyWritable } from '../weights/pickle/index.ts';
 
 export type OptimizerName = 'sgd' | 'adam' | 'adamw';
 

@@ -5,7 +5,7 @@
 
 import { LibreYOLOError } from '../errors.ts';
 import type { HostTensor } from '../graph/tensor.ts';
-import { isHostTensor, TorchDtype, type PyValue } from './pickle.ts';
+import { isHostTensor, TorchDtype, type PyValue } from './pickle/index.ts';
 import { readSafetensors } from './safetensors.ts';
 import { checkCount, checkNames, checkNamesCover, checkToken } from './model-metadata.ts';
 import { readTorchCheckpoint } from './torch-checkpoint.ts';

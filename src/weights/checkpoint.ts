@@ -7,7 +7,7 @@ import { readFile } from 'node:fs/promises';
 import { writeFileAtomic } from '../util/fs.ts';
 import { LibreYOLOError } from '../errors.ts';
 import type { HostTensor } from '../graph/tensor.ts';
-import { PyOrderedDict, type PyWritable } from './pickle.ts';
+import { PyOrderedDict, type PyWritable } from './pickle/index.ts';
 import { normalizeNames, parseCheckpoint, type CheckpointMetadata, type LoadedCheckpoint } from './checkpoint-bytes.ts';
 import { writeTorchCheckpoint } from './torch-checkpoint.ts';
 

@@ -8,7 +8,7 @@ import { LibreYOLOError } from '../errors.ts';
 import { BYTES_PER_ELEMENT, toBytes, type HostTensor, type TypedData } from '../graph/tensor.ts';
 import { describeBytes, describeLimit, limit, raiseAdvice } from '../util/limits.ts';
 import { ZipArchive, zipLimits } from '../util/zip.ts';
-import { dumpsTorchPickle, unpickle, type PyValue, type PyWritable, type StorageRequest } from './pickle.ts';
+import { dumpsTorchPickle, unpickle, type PyValue, type PyWritable, type StorageRequest } from './pickle/index.ts';
 
 const ZIP_MAGIC = [0x50, 0x4b, 0x03, 0x04];
 

@@ -33,7 +33,7 @@ describe('browser bundle', () => {
       }
     }
     assert.deepEqual(offending, []);
-    assert.ok(seen.has('src/weights/pickle.ts') && seen.has('src/predict/predictor.ts'), 'the walk covers the unpickler and the predict runner');
+    assert.ok(seen.has('src/weights/pickle/reader.ts') && seen.has('src/predict/predictor.ts'), 'the walk covers the unpickler and the predict runner');
     assert.ok(!seen.has('src/util/platform.ts') && seen.has('src/browser/platform.ts'), 'the platform seam is swapped');
     assert.ok(!seen.has('src/runtime/worker-host.ts') && seen.has('src/browser/worker-host.ts'), 'the worker host is swapped');
     for (const [out, o] of Object.entries(meta.outputs)) assert.deepEqual(o.imports.filter((i) => i.external), [], `${out} imports nothing external`);

@@ -10,7 +10,7 @@ import { LibreYOLO, SAMPLE_IMAGE, type Results } from '../../src/index.ts';
 import type { HostTensor } from '../../src/graph/tensor.ts';
 import { rfdetrFamily } from '../../src/models/rfdetr/family.ts';
 import { saveCheckpointPt } from '../../src/weights/checkpoint.ts';
-import { PyNamespace, PyOrderedDict, pyFloat } from '../../src/weights/pickle.ts';
+import { PyNamespace, PyOrderedDict, pyFloat } from '../../src/weights/pickle/index.ts';
 import { writeTorchCheckpoint } from '../../src/weights/torch-checkpoint.ts';
 import { writeFileAtomic } from '../../src/util/fs.ts';
 import { tempDir } from '../helpers/temp.ts';

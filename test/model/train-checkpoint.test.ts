@@ -18,7 +18,7 @@ import { accumulateSteps, isFloatField, resolveTrainConfig, TRAIN_DEFAULTS } fro
 import { ModelEMA } from '../../src/train/ema.ts';
 import { Optimizer } from '../../src/train/optimizer.ts';
 import { readTorchCheckpoint } from '../../src/weights/torch-checkpoint.ts';
-import type { PyValue } from '../../src/weights/pickle.ts';
+import type { PyValue } from '../../src/weights/pickle/index.ts';
 import { tempDir } from '../helpers/temp.ts';
 
 const tmp = tempDir();

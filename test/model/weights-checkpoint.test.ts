@@ -8,7 +8,7 @@ import { LibreYOLOError } from '../../src/errors.ts';
 import { createFreshModel, LibreYOLO } from '../../src/load.ts';
 import { toBytes, zeros, type DType, type HostTensor } from '../../src/graph/tensor.ts';
 import { loadCheckpointFile, parseCheckpoint, saveCheckpointPt } from '../../src/weights/checkpoint.ts';
-import { PyOrderedDict, type PyValue } from '../../src/weights/pickle.ts';
+import { PyOrderedDict, type PyValue } from '../../src/weights/pickle/index.ts';
 import { readSafetensors, writeSafetensors } from '../../src/weights/safetensors.ts';
 import { readTorchCheckpoint, writeTorchCheckpoint } from '../../src/weights/torch-checkpoint.ts';
 import { fixture } from '../helpers/fixtures.ts';

@@ -9,7 +9,7 @@ import { yolo9Family } from '../../src/models/yolo9/family.ts';
 import { ModelEMA } from '../../src/train/ema.ts';
 import { buildParamGroups, Optimizer } from '../../src/train/optimizer.ts';
 import { LRSchedule } from '../../src/train/schedule.ts';
-import { PyOrderedDict, type PyValue } from '../../src/weights/pickle.ts';
+import { PyOrderedDict, type PyValue } from '../../src/weights/pickle/index.ts';
 import { readTorchCheckpoint, writeTorchCheckpoint } from '../../src/weights/torch-checkpoint.ts';
 
 function param(values: number[], kind: 'parameter' | 'buffer' = 'parameter'): Parameter {

@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import { zipSync } from 'fflate';
 import { LibreYOLOError } from '../../src/errors.ts';
 import type { HostTensor } from '../../src/graph/tensor.ts';
-import { dumpsTorchPickle, PyNamespace, PyOrderedDict, pyFloat, TorchDtype, unpickle, type PyValue, type StorageRequest } from '../../src/weights/pickle.ts';
+import { dumpsTorchPickle, PyNamespace, PyOrderedDict, pyFloat, TorchDtype, unpickle, type PyValue, type StorageRequest } from '../../src/weights/pickle/index.ts';
 import { readTorchCheckpoint } from '../../src/weights/torch-checkpoint.ts';
 
 const hex = (s: string) => Uint8Array.from(Buffer.from(s, 'hex'));
