@@ -13,6 +13,11 @@ export interface ImageLabels {
   /** `n * 5` floats: cls, cx, cy, w, h */
   rows: Float32Array;
   n: number;
+  /**
+   * Present when the file has a polygon row: per row, its ring `x1 y1 x2 y2 ...` normalised to the
+   * image (null for a box row). Segment validation and training read masks from these.
+   */
+  segments?: (Float32Array | null)[];
 }
 
 export const EMPTY_LABELS: ImageLabels = Object.freeze({ rows: new Float32Array(0), n: 0 }) as ImageLabels;
@@ -89,6 +94,20 @@ export function parseLabelLine(line: string): LabelLine {
   return { ok: true, fields, polygon: true, cls: nums[0]!, cx: (x1 + x2) / 2, cy: (y1 + y2) / 2, w: x2 - x1, h: y2 - y1, points: nums.subarray(1) };
 }
 
+/** Why a ring `x1 y1 x2 y2 ...` encloses nothing (fewer than 3 distinct points, or collinear), or null. */
+function polygonDegeneracy(points: Float64Array): string | null {
+  const distinct = new Set<string>();
+  for (let k = 0; k < points.length; k += 2) distinct.add(`${points[k]},${points[k + 1]}`);
+  if (distinct.size < 3) return `a polygon needs at least 3 distinct points, got ${distinct.size}`;
+  let twice = 0;
+  const n = points.length / 2;
+  for (let k = 0; k < n; k++) {
+    const j = (k + 1) % n;
+    twice += points[2 * k]! * points[2 * j + 1]! - points[2 * j]! * points[2 * k + 1]!;
+  }
+  return twice === 0 ? 'the polygon has zero area (its points are collinear)' : null;
+}
+
 /** The non-blank rows of a label file's text with their 1-based line numbers. */
 export function* labelFileLines(text: string): Generator<{ lineNo: number; line: string }> {
   const lines = text.split(/\r?\n/);
@@ -102,8 +121,13 @@ export function* labelFileLines(text: string): Generator<{ lineNo: number; line:
 function unreadableRow(issue: LabelLineIssue, line: string): string {
   switch (issue.kind) {
     case 'fields':
-    case 'shape':
       return `expected 5 values "class cx cy w h" (or a polygon "class x1 y1 x2 y2 x3 y3 ..."), got ${issue.fields}`;
+    case 'shape':
+      // More than 5 fields is a polygon row (as the original reads it): say what it lacks.
+      return (issue.fields % 2 === 0
+        ? `a polygon row needs an even number of coordinates after the class id, got ${issue.fields - 1}`
+        : `a polygon needs at least 3 points (6 coordinates), got ${(issue.fields - 1) / 2} points`) +
+        ' (rows are "class cx cy w h" or a polygon "class x1 y1 x2 y2 x3 y3 ...")';
     case 'class':
       return `class id must be a non-negative integer, got '${issue.token}'`;
     case 'number':
@@ -118,6 +142,8 @@ function unreadableRow(issue: LabelLineIssue, line: string): string {
  */
 export function parseLabels(text: string, file: string, nc: number): ImageLabels {
   const out: number[] = [];
+  const segments: (Float32Array | null)[] = [];
+  let polygons = false;
   for (const { lineNo, line } of labelFileLines(text)) {
     const row = parseLabelLine(line);
     if (!row.ok) throw invalid(file, lineNo, unreadableRow(row.issue, line));
@@ -132,6 +158,8 @@ export function parseLabels(text: string, file: string, nc: number): ImageLabels
           throw invalid(file, lineNo, `polygon point (${x}, ${y}) is outside 0..1 (YOLO labels are normalised)`);
         }
       }
+      const degenerate = polygonDegeneracy(row.points);
+      if (degenerate) throw invalid(file, lineNo, degenerate);
     } else {
       if (w < 0 || h < 0) throw invalid(file, lineNo, `negative width or height (${w}, ${h})`);
       if (cx - w / 2 < lo || cy - h / 2 < lo || cx + w / 2 > hi || cy + h / 2 > hi) {
@@ -141,8 +169,10 @@ export function parseLabels(text: string, file: string, nc: number): ImageLabels
       }
     }
     out.push(cls, cx, cy, w, h);
+    segments.push(row.points ? Float32Array.from(row.points) : null);
+    if (row.points) polygons = true;
   }
-  return { rows: Float32Array.from(out), n: out.length / 5 };
+  return { rows: Float32Array.from(out), n: out.length / 5, ...(polygons ? { segments } : {}) };
 }
 
 /** Reads and parses a label file; a missing file is an image without objects. */

@@ -35,7 +35,25 @@ describe('label files', () => {
     rejects(() => parseLabels('0.5 0.5 0.5 0.2 0.2', 'lab.txt', 2), /non-negative integer/);
     rejects(() => parseLabels('0 120 80 40 30', 'lab.txt', 2), /lab\.txt:1: .*outside the image; coordinates look like pixels/);
     rejects(() => parseLabels('0 0.5 0.5 -0.1 0.2', 'lab.txt', 2), /negative width/);
-    rejects(() => parseLabels('0 0.1 0.2 0.3 0.4 0.5 0.6 0.7', 'lab.txt', 2), /expected 5 values/);
+    rejects(() => parseLabels('0 0.1 0.2 0.3 0.4 0.5 0.6 0.7', 'lab.txt', 2), /lab\.txt:1: a polygon row needs an even number of coordinates/);
+  });
+
+  it('keeps each polygon row\'s ring (normalised) beside its box; box rows have none; box-only files carry no segments', () => {
+    const l = parseLabels('1 0.1 0.2 0.3 0.2 0.2 0.6\n0 0.5 0.5 0.2 0.4\n', 'f.txt', 2);
+    assert.equal(l.segments?.length, 2);
+    assert.deepEqual(Array.from(l.segments![0]!), [0.1, 0.2, 0.3, 0.2, 0.2, 0.6].map(Math.fround));
+    assert.equal(l.segments![1], null);
+    assert.equal(parseLabels('0 0.5 0.5 0.2 0.4\n', 'f.txt', 2).segments, undefined);
+  });
+
+  it('refuses polygon rows with fewer than 3 points, odd coordinate counts, degenerate rings or points outside 0..1, naming file:line', () => {
+    rejects(() => parseLabels('0 0.5 0.5 0.2 0.2\n0 0.1 0.1 0.2 0.1 0.2\n', 'seg.txt', 1), /seg\.txt:2: a polygon row needs an even number of coordinates after the class id, got 5/);
+    rejects(() => parseLabels('0 0.1 0.1 0.2 0.1 0.2 0.2 0.3\n', 'seg.txt', 1), /seg\.txt:1: a polygon row needs an even number of coordinates after the class id, got 7/);
+    rejects(() => parseLabels('0 0.1 0.1 0.2 0.2 0.1 0.1\n', 'seg.txt', 1), /seg\.txt:1: a polygon needs at least 3 distinct points, got 2/);
+    rejects(() => parseLabels('0 0.1 0.1 0.2 0.2 0.3 0.3\n', 'seg.txt', 1), /seg\.txt:1: the polygon has zero area/);
+    rejects(() => parseLabels('\n0 0.1 0.1 1.2 0.1 0.5 0.5\n', 'seg.txt', 1), /seg\.txt:2: polygon point \(1\.2, 0\.1\) is outside 0\.\.1/);
+    rejects(() => parseLabels('0 0.1 -0.05 0.9 0.1 0.5 0.5\n', 'seg.txt', 1), /seg\.txt:1: polygon point \(0\.1, -0\.05\) is outside 0\.\.1/);
+    rejects(() => parseLabels('0 12 30 90 30 50 60\n', 'seg.txt', 1), /seg\.txt:1: polygon point \(12, 30\) is outside 0\.\.1/);
   });
 
   it('reads files; a missing file has no objects', async () => {
