@@ -1,5 +1,6 @@
 /**
- * COCO-style detection metrics, computed as pycocotools' COCOeval (bbox) does: per image and class,
+ * COCO-style detection metrics, computed as pycocotools' COCOeval (bbox, or segm with a mask IoU
+ * passed in) does: per image and class,
  * detections sorted by score (stable), the first 100 kept, greedily matched to ground truth at each
  * IoU threshold 0.50:0.05:0.95 (ignored / crowd ground truth last); per class and area range the
  * 101-point interpolated precision and the recall; the 12 summary stats; and the original's
@@ -70,8 +71,11 @@ interface ImgEval {
 
 const area = (b: { x1: number; y1: number; x2: number; y2: number }): number => (b.x2 - b.x1) * (b.y2 - b.y1);
 
+/** Overlap of a detection with a ground truth; crowd ground truth is matched by |D n G| / |D|. */
+export type IouFn<G extends GtBox, D extends DetBox> = (d: D, g: G, crowd: boolean) => number;
+
 /** IoU as maskUtils.iou for boxes: crowd ground truth uses the detection's area as the union. */
-function iou(d: DetBox, g: GtBox, crowd: boolean): number {
+function boxIou(d: DetBox, g: GtBox, crowd: boolean): number {
   const w = Math.min(d.x2, g.x2) - Math.max(d.x1, g.x1);
   const h = Math.min(d.y2, g.y2) - Math.max(d.y1, g.y1);
   if (w <= 0 || h <= 0) return 0;
@@ -86,7 +90,7 @@ function argsortStable(n: number, key: (i: number) => number): number[] {
   return idx.sort((a, b) => key(a) - key(b) || a - b);
 }
 
-function evaluateImg(gts: GtBox[], dts: DetBox[], range: readonly [number, number], maxDet: number): ImgEval | null {
+function evaluateImg<G extends GtBox, D extends DetBox>(gts: G[], dts: D[], range: readonly [number, number], maxDet: number, iou: IouFn<G, D>): ImgEval | null {
   if (gts.length === 0 && dts.length === 0) return null;
   const T = IOU_THRESHOLDS.length;
   const ign = gts.map((g) => (g.iscrowd || (g.area ?? area(g)) < range[0] || (g.area ?? area(g)) > range[1] ? 1 : 0));
@@ -130,7 +134,13 @@ function evaluateImg(gts: GtBox[], dts: DetBox[], range: readonly [number, numbe
   return { dtMatched, dtIgnore, dtScores: d.map((x) => x.score), gtIgnore: gIg };
 }
 
-export interface CocoEvalOptions {
+export interface CocoEvalOptions<G extends GtBox = GtBox, D extends DetBox = DetBox> {
+  /**
+   * The overlap measure (default: box IoU). Segm evaluation passes mask IoU; areas stay the `area`
+   * fields of the ground truth and the box areas of the detections, as pycocotools' loadRes gives
+   * detections with a bbox the box area.
+   */
+  iou?: IouFn<G, D>;
   /** Classes to evaluate (default: every class present in gts or dets). */
   catIds?: readonly number[];
   /** Images to evaluate (default: every image present in gts or dets). */
@@ -138,14 +148,15 @@ export interface CocoEvalOptions {
 }
 
 /** Runs the evaluation and accumulation of COCOeval (bbox) and returns the arrays and stats. */
-export function cocoEvaluate(gts: readonly GtBox[], dets: readonly DetBox[], options: CocoEvalOptions = {}): CocoEvalResult {
+export function cocoEvaluate<G extends GtBox, D extends DetBox>(gts: readonly G[], dets: readonly D[], options: CocoEvalOptions<G, D> = {}): CocoEvalResult {
+  const iou: IouFn<G, D> = options.iou ?? boxIou;
   const catIds = [...(options.catIds ?? new Set([...gts.map((g) => g.cls), ...dets.map((d) => d.cls)]))].sort((a, b) => a - b);
   const imgIds = [...(options.imageIds ?? new Set([...gts.map((g) => g.image), ...dets.map((d) => d.image)]))].sort((a, b) => a - b);
   const key = (img: number, cls: number): string => `${img}:${cls}`;
-  const gIdx = new Map<string, GtBox[]>(), dIdx = new Map<string, DetBox[]>();
+  const gIdx = new Map<string, G[]>(), dIdx = new Map<string, D[]>();
   const imgSet = new Set(imgIds);
   const imagesOf = new Map<number, Set<number>>(); // class -> images with a box of it
-  const add = <B extends GtBox | DetBox>(idx: Map<string, B[]>, b: B): void => {
+  const add = <B extends G | D>(idx: Map<string, B[]>, b: B): void => {
     if (!imgSet.has(b.image)) return;
     const k = key(b.image, b.cls);
     (idx.get(k) ?? idx.set(k, []).get(k)!).push(b);
@@ -165,7 +176,7 @@ export function cocoEvaluate(gts: readonly GtBox[], dets: readonly DetBox[], opt
       const E: ImgEval[] = [];
       const imgs = [...(imagesOf.get(cat) ?? [])].sort((x, y) => x - y);
       for (const img of imgs) {
-        const e = evaluateImg(gIdx.get(key(img, cat)) ?? [], dIdx.get(key(img, cat)) ?? [], AREA_RANGES[a]!, maxDetAll);
+        const e = evaluateImg(gIdx.get(key(img, cat)) ?? [], dIdx.get(key(img, cat)) ?? [], AREA_RANGES[a]!, maxDetAll, iou);
         if (e) E.push(e);
       }
       if (E.length === 0) continue;
@@ -236,15 +247,57 @@ function meanOrZero(values: Iterable<number>): number {
   return n ? s / n : 0;
 }
 
-/** The original's metric dict (key names as in results.csv) from a COCOeval result. */
-export function metricsDict(res: CocoEvalResult): Record<string, number> {
+/** The original's precision / recall: means of every valid entry at area "all", maxDets 100. */
+function precisionRecall(res: CocoEvalResult): { precision: number; recall: number } {
   const K = res.catIds.length, A = AREA_RANGES.length, M = MAX_DETS.length, R = RECALL_THRESHOLDS.length, T = IOU_THRESHOLDS.length;
   const p: number[] = [], r: number[] = [];
   for (let t = 0; t < T; t++) {
     for (let i = 0; i < R; i++) for (let k = 0; k < K; k++) p.push(res.precision[(((t * R + i) * K + k) * A + 0) * M + 2]!);
     for (let k = 0; k < K; k++) r.push(res.recall[((t * K + k) * A + 0) * M + 2]!);
   }
-  const precision = meanOrZero(p), recall = meanOrZero(r);
+  return { precision: meanOrZero(p), recall: meanOrZero(r) };
+}
+
+/** The 12 summary stats under the original's unsuffixed key names. */
+function summaryKeys(s: readonly number[]): Record<string, number> {
+  return {
+    'metrics/mAP50-95': s[0]!,
+    'metrics/mAP50': s[1]!,
+    'metrics/mAP75': s[2]!,
+    'metrics/mAP_small': s[3]!,
+    'metrics/mAP_medium': s[4]!,
+    'metrics/mAP_large': s[5]!,
+    'metrics/AR1': s[6]!,
+    'metrics/AR10': s[7]!,
+    'metrics/AR100': s[8]!,
+    'metrics/AR_small': s[9]!,
+    'metrics/AR_medium': s[10]!,
+    'metrics/AR_large': s[11]!,
+  };
+}
+
+/**
+ * The original's segment metric dict: the unsuffixed keys are the **mask** metrics, `(B)` the box
+ * ones and `(M)` the mask ones (precision, recall, mAP50, mAP50-95); no unsuffixed precision/recall.
+ */
+export function segmentMetricsDict(box: CocoEvalResult, mask: CocoEvalResult): Record<string, number> {
+  const b = precisionRecall(box), m = precisionRecall(mask);
+  return {
+    ...summaryKeys(mask.stats),
+    'metrics/precision(B)': b.precision,
+    'metrics/recall(B)': b.recall,
+    'metrics/mAP50(B)': box.stats[1]!,
+    'metrics/mAP50-95(B)': box.stats[0]!,
+    'metrics/precision(M)': m.precision,
+    'metrics/recall(M)': m.recall,
+    'metrics/mAP50(M)': mask.stats[1]!,
+    'metrics/mAP50-95(M)': mask.stats[0]!,
+  };
+}
+
+/** The original's metric dict (key names as in results.csv) from a COCOeval result. */
+export function metricsDict(res: CocoEvalResult): Record<string, number> {
+  const { precision, recall } = precisionRecall(res);
   const s = res.stats;
   return {
     'metrics/precision': precision,

@@ -39,10 +39,21 @@ it('predict --help offers --task; --task pose is refused with exit 2 before anyt
   assert.match(pose.stderr, /Task 'pose' is not supported yet: this package runs detection models only\./);
 });
 
-it('val and train on a segment model exit 2 saying what is missing, instead of box-only metrics or a box-only fit', async () => {
-  const val = await runCli(['val', `model=${fixture('yolo9t_seg_ref.pt')}`, 'data=missing.yaml'], cwd);
-  assert.equal(val.code, 2, val.stderr);
-  assert.match(val.stderr, /^Error: Validation of segment models is not implemented yet \(mask metrics are missing\); this package validates detection models\.$/m);
+it('val on a segment model reports mask and box metrics under the original keys; train still exits 2', async () => {
+  const data = join(cwd, 'shapes-seg');
+  const synth = await runCli(['data', 'synth', `--out=${data}`, '--task=segment', '--train=1', '--val=2', '--imgsz=128', '--seed=3'], cwd);
+  assert.equal(synth.code, 0, synth.stderr);
+  const val = await runCli(['val', `model=${fixture('yolo9t_seg_ref.pt')}`, `data=${join(data, 'data.yaml')}`, 'imgsz=128', '--json'], cwd);
+  assert.equal(val.code, 0, val.stderr);
+  const metrics = (JSON.parse(val.stdout) as { metrics: Record<string, number> }).metrics;
+  for (const k of ['metrics/mAP50-95', 'metrics/mAP50', 'metrics/mAP75', 'metrics/AR100', 'metrics/precision(B)', 'metrics/recall(B)', 'metrics/mAP50(B)',
+    'metrics/mAP50-95(B)', 'metrics/precision(M)', 'metrics/recall(M)', 'metrics/mAP50(M)', 'metrics/mAP50-95(M)']) {
+    assert.equal(typeof metrics[k], 'number', k);
+  }
+  assert.equal(metrics['metrics/mAP50-95'], metrics['metrics/mAP50-95(M)'], 'the unsuffixed keys are the mask metrics');
+  const line = await runCli(['val', `model=${fixture('yolo9t_seg_ref.pt')}`, `data=${join(data, 'data.yaml')}`, 'imgsz=128'], cwd);
+  assert.equal(line.code, 0, line.stderr);
+  assert.match(line.stdout, /^images 2 +instances \d+ +mask mAP50 \d\.\d{4} +mAP50-95 \d\.\d{4} .* box mAP50\(B\) \d\.\d{4} +mAP50-95\(B\) \d\.\d{4}/m);
   const train = await runCli(['train', `model=${fixture('yolo9t_seg_ref.pt')}`, 'data=missing.yaml'], cwd);
   assert.equal(train.code, 2, train.stderr);
   assert.match(train.stderr, /^Error: Training segment models is not implemented yet \(the mask loss is missing\)/m);

@@ -102,3 +102,17 @@ export function flipRuns(runs: Int32Array, width: number, height: number): Int32
   for (let y = 0; y < height; y++) px.subarray(y * width, (y + 1) * width).reverse();
   return encodeRuns(px);
 }
+
+/** Pixels set in both of two masks of the same size (intersection area, without decoding). */
+export function runsIntersection(a: Int32Array, b: Int32Array): number {
+  let ia = 0, ib = 0, ea = a[0] ?? 0, eb = b[0] ?? 0, pos = 0, both = 0;
+  // ia / ib index the current run; a run with an odd index is set. ea / eb: where it ends.
+  for (;;) {
+    while (ea <= pos && ia < a.length - 1) ea += a[++ia]!;
+    while (eb <= pos && ib < b.length - 1) eb += b[++ib]!;
+    const next = Math.min(ea, eb);
+    if (next <= pos) return both;
+    if (ia & 1 && ib & 1) both += next - pos;
+    pos = next;
+  }
+}
