@@ -40,6 +40,12 @@ export interface ImageOutput<T> {
   inferenceMs: number;
   /** Session creation paid by this image's forward (the first image of a new shape), else 0. */
   loadMs: number;
+  /**
+   * This image's share of the wall time its caller waited for the chunk (session creation left
+   * out). Stage times overlap across chunks (the next chunk is decoded during this one's forward);
+   * these shares do not, so over a run they add up to its time.
+   */
+  waitMs: number;
 }
 
 export interface PipelineContext {
@@ -113,7 +119,7 @@ async function forwardChunk<T>(ctx: PipelineContext, chunk: PreparedChunk<T>): P
       const item = chunk.items[k]!;
       outs.push({
         ...item, output: output.data as Float32Array, offset: j * per, anchors: output.dims[2]!, rows: output.dims[1]!, cols: output.dims[2]!, outputs, index: j,
-        preprocessMs: chunk.preprocessMs / n, inferenceMs: ms, loadMs: j === 0 ? loadMs : 0,
+        preprocessMs: chunk.preprocessMs / n, inferenceMs: ms, loadMs: j === 0 ? loadMs : 0, waitMs: 0,
       });
     }
   }
@@ -141,6 +147,8 @@ export async function* runChunks<T>(
     const g = await groups.next();
     return g.done ? null : prepareChunk(ctx, g.value, size, stack, onLoadError);
   };
+  // When the caller last asked for a chunk: its wait for the next one starts there.
+  let asked = performance.now();
   try {
     const first = await prepare();
     if (first === null) return;
@@ -160,7 +168,12 @@ export async function* runChunks<T>(
       } catch (error) {
         failure = { error };
       }
+      if (outputs.length > 0) {
+        const share = (performance.now() - asked - outputs.reduce((a, o) => a + o.loadMs, 0)) / outputs.length;
+        for (const o of outputs) o.waitMs = Math.max(0, share);
+      }
       yield outputs;
+      asked = performance.now();
       if (failure) throw failure.error;
       if (!more) return;
     }

@@ -116,6 +116,7 @@ async function finish(ctx: PredictContext, o: ImageOutput<ItemMeta>, opts: Resol
   const { det, masks } = ctx.task === 'segment' ? segmentDetections(ctx.family, o, opts) : { det: detectionsOf(ctx, o, opts), masks: null };
   const result = makeResults(ctx, det, o.image, o.meta.item, withLoad({ preprocess: o.preprocessMs, inference: o.inferenceMs, postprocess: performance.now() - t0 }, o.loadMs), masks);
   await savePlain(o.image, result, o.meta.item, o.meta.index, opts, isBatch);
+  result.wall_ms = o.waitMs + performance.now() - t0;
   return result;
 }
 

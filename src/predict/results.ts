@@ -176,6 +176,12 @@ export class Results {
   path: string | null;
   /** per-stage milliseconds */
   speed: Speed;
+  /**
+   * Plain predict (not tiling or TTA): this image's share of the run's wall time, in ms: its chunk's
+   * wait divided by the images in it, plus its own postprocess and save, session creation left out.
+   * Stage times overlap (the next chunk decodes during this one's forward); these add up to the run's time.
+   */
+  wall_ms?: number;
   /** Where `save: true` wrote the annotated image. */
   saved_path?: string;
   /** Set by tiled inference (absent when tiling was skipped because the image fits). */

@@ -140,6 +140,24 @@ describe('newcomer: predict sources', { concurrency: 2 }, () => {
     assert.ok(out.results.every((r: { detections: unknown[] }) => r.detections.length === 8));
   });
 
+  it("per-image ms lines are shares of the run's time: with batch=3 or 1 they add up to at most the total less the model load", async () => {
+    const six = join(cwd, 'six');
+    mkdirSync(six, { recursive: true });
+    for (let i = 1; i <= 6; i++) copyFileSync(sample, join(six, `s${i}.jpg`));
+    for (const batch of [3, 1]) {
+      const r = await runCli(['predict', `source=${six}`, `batch=${batch}`], cwd);
+      assert.equal(r.code, 0, r.stderr);
+      const lines = [...r.stdout.matchAll(/^image \d\/6 .*, (\d+\.\d)ms$/gm)].map((m) => Number(m[1]));
+      assert.equal(lines.length, 6, r.stdout);
+      const total = r.stdout.match(/^Speed: .*; 6 image\(s\) in (\d+\.\d\d)s \(model load (\d+\.\d)ms\)$/m);
+      assert.ok(total, r.stdout);
+      const runMs = Number(total[1]) * 1000 - Number(total[2]);
+      const sum = lines.reduce((a, b) => a + b, 0);
+      // Printed rounding: the total to 5 ms, each line and the load to 0.05 ms.
+      assert.ok(sum > 0 && sum <= runMs + 5 + 0.05 * 7, `batch=${batch}: per-image lines add up to ${sum.toFixed(1)} ms, more than the run's ${runMs.toFixed(1)} ms without the load\n${r.stdout}`);
+    }
+  });
+
   it('a video on its own is read frame by frame; in a list it is refused (exit 3); inside a folder it is named once and the images are read', async () => {
     const video = await runCli(['predict', join(folder, 'clip.mp4')], cwd);
     assert.equal(video.code, 0, video.stderr);

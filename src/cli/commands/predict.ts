@@ -176,7 +176,8 @@ export function predictCommand(): Command {
             if (!flags.json) {
               // Named with the first result, so a source that fails prints nothing on stdout.
               if (results.length === 1) process.stdout.write(`${modelLine(model, flags.imgsz)}\n`);
-              const ms = r.speed.preprocess + r.speed.inference + r.speed.postprocess;
+              // Its share of the run's time (stage times overlap between chunks, so their sum would not add up).
+              const ms = r.wall_ms ?? r.speed.preprocess + r.speed.inference + r.speed.postprocess;
               process.stdout.write(`image ${results.length}/${total} ${r.path ?? 'input'}: ${r.orig_shape[1]}x${r.orig_shape[0]} ${summaryLine(r)}, ${ms.toFixed(1)}ms\n`);
             }
           }
