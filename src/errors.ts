@@ -9,7 +9,7 @@ export type ErrorCode =
   | 'source_not_found' | 'data_not_found' | 'data_invalid' | 'data_images_missing'
   | 'source_not_file' | 'source_too_large' | 'sources_failed'
   | 'model_not_found' | 'model_load_failed' | 'model_family_mismatch' | 'checkpoint_not_found'
-  | 'unsafe_checkpoint' | 'model_metadata_invalid'
+  | 'unsafe_checkpoint' | 'model_metadata_invalid' | 'model_task_unsupported'
   | 'export_format_unknown' | 'export_dep_missing' | 'format_precision_unsupported' | 'quantize_failed'
   | 'video_unreadable' | 'stream_unavailable' | 'stream_timeout' | 'ffmpeg_missing'
   | 'device_not_available' | 'download_failed' | 'io_error'
@@ -22,7 +22,7 @@ const EXIT_CODES: Partial<Record<ErrorCode, number>> = {
   source_not_file: 3, source_too_large: 3, sources_failed: 3,
   video_unreadable: 3, stream_unavailable: 3, stream_timeout: 3,
   model_not_found: 4, model_load_failed: 4, model_family_mismatch: 4, checkpoint_not_found: 4, unsafe_checkpoint: 4,
-  model_metadata_invalid: 4,
+  model_metadata_invalid: 4, model_task_unsupported: 4,
   export_format_unknown: 5, export_dep_missing: 5, format_precision_unsupported: 5, quantize_failed: 5,
   // The profile group's own (the original's): 2 an argument that does not resolve, 1 a trace that
   // cannot be read, 3 no profile produced.

@@ -89,8 +89,8 @@ export async function resolveWeights(nameOrPath: string, options: ResolveWeights
   if (parsed.taskSuffix !== '' && !familyTasks(getFamily(parsed.family)).includes(TASK_SUFFIXES[parsed.taskSuffix] ?? '')) {
     // Loading would refuse it (a task the family does not run): say so before a download of the whole file.
     const detect = `${parsed.stem.slice(0, -parsed.taskSuffix.length)}.pt`;
-    throw new LibreYOLOError('config_unsupported',
-      `Task '${parsed.taskSuffix.slice(1)}' is not supported yet: this package runs detection models only, so ${basename(target)} is not downloaded. For detection use ${detect}.`,
+    throw new LibreYOLOError('model_task_unsupported',
+      `Task '${parsed.taskSuffix.slice(1)}' is not supported yet: this package runs detection and instance segmentation (segment) models only, so ${basename(target)} is not downloaded. For detection use ${detect}.`,
       { suggestion: `For detection use ${detect}.` });
   }
   const url = weightsUrl(parsed.stem, options.endpoint || env.HF_ENDPOINT || DEFAULT_ENDPOINT);

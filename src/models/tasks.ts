@@ -26,9 +26,13 @@ export function taskFromFileName(path: string): string | null {
   return null;
 }
 
-/** Tasks this package runs for no family yet keep the message they always had. */
-export function unsupportedTask(task: string): LibreYOLOError {
-  return new LibreYOLOError('config_unsupported', `Task '${task}' is not supported yet: this package runs detection models only.`);
+/**
+ * A task no family here runs. Asked for with the `task` option it is a bad argument (exit 2); read
+ * from the file (its `task` field, its name, its head keys) the file is a model this package cannot
+ * load (exit 4, as the README's table says for a model that is not loadable).
+ */
+export function unsupportedTask(task: string, fromFile = false): LibreYOLOError {
+  return new LibreYOLOError(fromFile ? 'model_task_unsupported' : 'config_unsupported', `Task '${task}' is not supported yet: this package runs detection and instance segmentation (segment) models only.`);
 }
 
 /**
@@ -40,8 +44,9 @@ export function resolveTask(family: ModelFamily, source: { explicit?: string | u
   const task = canonicalTask(raw);
   const supported = familyTasks(family);
   if (supported.includes(task)) return task;
+  const fromFile = source.explicit === undefined;
   if (task === 'segment' || task === 'detect') {
-    throw new LibreYOLOError('config_unsupported', `${family.displayName} models run the tasks ${supported.join(', ')}; task '${task}' is not one of them.`);
+    throw new LibreYOLOError(fromFile ? 'model_task_unsupported' : 'config_unsupported', `${family.displayName} models run the tasks ${supported.join(', ')}; task '${task}' is not one of them.`);
   }
-  throw unsupportedTask(task);
+  throw unsupportedTask(task, fromFile);
 }

@@ -3,12 +3,14 @@
  * detection's mask contour in --json; --help offers --task; a task no family runs keeps its refusal.
  */
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, it } from 'node:test';
 import { fixture, REPO_ROOT } from '../helpers/fixtures.ts';
 import { runCli } from '../helpers/cli.ts';
+import { loadCheckpointFile } from '../../src/weights/checkpoint.ts';
+import { writeSafetensors } from '../../src/weights/safetensors.ts';
 
 let cwd: string;
 before(async () => { cwd = await mkdtemp(join(tmpdir(), 'ly-seg-cli-')); });
@@ -29,14 +31,24 @@ it('predict on yolo9t_seg_ref.pt: the model line says segment; --json carries ea
   }
 });
 
-it('predict --help offers --task; --task pose is refused with exit 2 before anything runs', async () => {
+it('predict --help offers --task; --task pose is refused with exit 2 before anything runs; a checkpoint whose own task no family runs exits 4, as a model that cannot be loaded', async () => {
   const help = await runCli(['predict', '--help'], cwd);
   assert.equal(help.code, 0);
   assert.match(help.stdout, /--task <task> +detect or segment/);
   assert.match(help.stdout, /a segment model \(LibreYOLO9t-seg\.pt\) also gives each object's mask/);
   const pose = await runCli(['predict', `model=${fixture('yolo9t_seg_ref.pt')}`, `source=${photo}`, 'task=pose'], cwd);
   assert.equal(pose.code, 2, pose.stderr);
-  assert.match(pose.stderr, /Task 'pose' is not supported yet: this package runs detection models only\./);
+  assert.match(pose.stderr, /Task 'pose' is not supported yet: this package runs detection and instance segmentation \(segment\) models only\./);
+  // A checkpoint whose own task field says pose: read from the file, so a model not loadable here.
+  const posed = join(cwd, 'pose.safetensors');
+  const { stateDict } = await loadCheckpointFile(fixture('yolo9t_ref.pt'));
+  await writeFile(posed, writeSafetensors(stateDict, { model_family: 'yolo9', size: 't', task: 'pose' }));
+  const fromFile = await runCli(['predict', `model=${posed}`, `source=${photo}`], cwd);
+  assert.equal(fromFile.code, 4, fromFile.stderr);
+  assert.match(fromFile.stderr, /^Error: Task 'pose' is not supported yet/m);
+  const named = await runCli(['predict', 'model=LibreYOLO9t-pose.pt', `source=${photo}`], cwd);
+  assert.equal(named.code, 4, named.stderr);
+  assert.match(named.stderr, /^Error: Task 'pose' is not supported yet: .*, so LibreYOLO9t-pose\.pt is not downloaded\. For detection use LibreYOLO9t\.pt\./m);
 });
 
 it('val on a segment model reports mask and box metrics under the original keys; train still exits 2', async () => {

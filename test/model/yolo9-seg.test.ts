@@ -13,6 +13,7 @@ import { after, before, describe, it } from 'node:test';
 import { LibreYOLO, type LibreYOLOModel } from '../../src/index.ts';
 import { getFamily } from '../../src/models/index.ts';
 import { resolveTask } from '../../src/models/tasks.ts';
+import { LibreYOLOError } from '../../src/errors.ts';
 import { readSafetensors, writeSafetensors } from '../../src/weights/safetensors.ts';
 import { loadCheckpointFile } from '../../src/weights/checkpoint.ts';
 import { flipRuns, runsXorCount } from '../../src/data/masks/rle.ts';
@@ -104,9 +105,11 @@ describe('YOLOv9-seg task recognition', () => {
   it('pose, classify and the other tasks keep their refusal', () => {
     for (const task of ['pose', 'classify', 'obb']) {
       assert.throws(() => resolveTask(yolo9, { explicit: task, path: 'a.pt', keys: [] }),
-        (e: Error & { code?: string }) => e.code === 'config_unsupported' && e.message === `Task '${task}' is not supported yet: this package runs detection models only.`);
+        (e: Error & { code?: string }) => e.code === 'config_unsupported' && e.message === `Task '${task}' is not supported yet: this package runs detection and instance segmentation (segment) models only.`);
     }
-    assert.throws(() => resolveTask(yolo9, { path: 'LibreYOLO9t-pose.pt', keys: [] }), /Task 'pose' is not supported yet/);
+    // Read from the file, the task makes it a model this package cannot load (exit 4), not a bad argument.
+    assert.throws(() => resolveTask(yolo9, { path: 'LibreYOLO9t-pose.pt', keys: [] }), (e: LibreYOLOError) => e.code === 'model_task_unsupported' && e.exitCode === 4 && /Task 'pose' is not supported yet/.test(e.message));
+    assert.throws(() => resolveTask(yolo9, { declared: 'obb', path: 'a.pt', keys: [] }), (e: LibreYOLOError) => e.exitCode === 4);
     assert.throws(() => resolveTask(getFamily('yolox'), { explicit: 'segment', path: 'a.pt', keys: [] }), /YOLOX models run the tasks detect; task 'segment' is not one of them/);
   });
 

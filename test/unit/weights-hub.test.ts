@@ -112,7 +112,7 @@ test('a task the family does not run (-pose, -cls, ...) is refused before any re
     const cwd = freshCwd();
     requests.length = 0;
     await assert.rejects(resolveWeights(given, { cwd, env: env(), ...quiet }),
-      rejectsWith('config_unsupported', /^Task '(pose|cls)' is not supported yet: this package runs detection models only, so \S+ is not downloaded\. For detection use LibreYOLO9[mst]\.pt\.$/));
+      rejectsWith('model_task_unsupported', /^Task '(pose|cls)' is not supported yet: this package runs detection and instance segmentation \(segment\) models only, so \S+ is not downloaded\. For detection use LibreYOLO9[mst]\.pt\.$/));
     assert.equal(requests.length, 0, `${given}: nothing fetched`);
     assert.equal(existsSync(join(cwd, 'weights')), false);
   }

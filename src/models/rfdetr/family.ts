@@ -101,7 +101,7 @@ export const rfdetrFamily: ModelFamily = {
     for (const key of sd.keys()) {
       if (key.includes('lora_')) throw new LibreYOLOError('model_load_failed', `RF-DETR LoRA adapter checkpoints are not supported (key ${key}); merge the adapter into the weights first.`);
       for (const [re, task] of OTHER_TASK_KEYS) {
-        if (re.test(key)) throw new LibreYOLOError('model_load_failed', `This is an RF-DETR ${task} checkpoint (key ${key}); only RF-DETR detection is supported.`);
+        if (re.test(key)) throw new LibreYOLOError('model_task_unsupported', `This is an RF-DETR ${task} checkpoint (key ${key}); only RF-DETR detection is supported.`);
       }
     }
     const k = sd.get(CLASS_BIAS_KEY)?.dims[0];
