@@ -5,21 +5,35 @@
  * new file needs no edit here; an empty or missing folder runs nothing. A test file anywhere else
  * under test/ (outside test/helpers) is an error: it would run in no tier.
  *
- * Concurrency is files at a time: unit files are short and CPU-bound (one per core); model files run
- * ORT sessions on both cores of a 2-core machine, so two at once only queue; e2e files mostly wait on
- * the child processes they start. A later --test-concurrency among the options wins.
+ * Concurrency is files at a time, two per tier on any machine (the suite is sized for 2 cores):
+ * ORT's intra-op threads sleep when idle (no spinning), so a second file costs no CPU time and fills
+ * the core a file leaves idle while its main thread decodes, runs JavaScript or waits on a child. A
+ * --test-concurrency=N among the options wins.
+ *
+ * The unit tier is one `node --test` run. The model and e2e tiers start their files longest first, by
+ * the CPU seconds (user + sys of the file's process and its children) recorded in
+ * scripts/test-costs.json, so no long file starts last and runs alone at the end (a file missing
+ * there counts as the tier's median; the figures only order the run: a stale one makes it slower,
+ * never wrong). `node --test` sorts the files it is given, so these tiers run one `node --test` per
+ * file here, N at a time, each file's report printed whole when it ends, with its wall time.
  */
-import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const TIERS = { unit: 2, model: 1, e2e: 2 };
+const TIERS = { unit: 2, model: 2, e2e: 2 };
+/** Tiers whose files start longest first (one `node --test` per file). */
+const ORDERED = new Set(['model', 'e2e']);
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const TEST = join(ROOT, 'test');
+const COSTS_FILE = join(ROOT, 'scripts', 'test-costs.json');
+/** `test/<tier>/<file>` -> CPU seconds measured for that file (see the comment above). */
+const COSTS = existsSync(COSTS_FILE) ? JSON.parse(readFileSync(COSTS_FILE, 'utf8')).cpu_seconds : {};
 
 // Options (`--test-name-pattern=...`, `--test-concurrency=1`) go to node --test; the rest are tiers.
 const options = process.argv.slice(2).filter((a) => a.startsWith('-'));
+const concurrencyOption = options.map((a) => /^--test-concurrency=(\d+)$/.exec(a)).filter(Boolean).at(-1);
 const asked = process.argv.slice(2).filter((a) => !a.startsWith('-'));
 const unknown = asked.filter((t) => !(t in TIERS));
 if (!asked.length || unknown.length) {
@@ -35,6 +49,36 @@ if (stray.length) {
   process.exit(1);
 }
 
+/** `files` longest first by COSTS (unknown: the median of the known ones), then by name. */
+function longestFirst(files) {
+  const known = files.map((f) => COSTS[f]).filter((c) => typeof c === 'number').sort((a, b) => a - b);
+  const median = known.length ? known[Math.floor(known.length / 2)] : 0;
+  const cost = (f) => (typeof COSTS[f] === 'number' ? COSTS[f] : median);
+  return [...files].sort((a, b) => cost(b) - cost(a) || a.localeCompare(b));
+}
+
+/** Runs `files` N at a time in the order given, one `node --test` each; resolves to the failed ones. */
+async function runPool(files, concurrency) {
+  const reporter = options.some((a) => a.startsWith('--test-reporter')) ? [] : [`--test-reporter=${process.stdout.isTTY ? 'spec' : 'tap'}`];
+  const queue = [...files];
+  const failedFiles = [];
+  const worker = async () => {
+    for (let file = queue.shift(); file !== undefined; file = queue.shift()) {
+      const started = performance.now();
+      const child = spawn(process.execPath, ['--import', 'tsx', '--test', ...reporter, ...options, file], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+      const chunks = [];
+      child.stdout.on('data', (b) => chunks.push(b));
+      child.stderr.on('data', (b) => chunks.push(b));
+      const code = await new Promise((resolve) => child.on('close', (c, signal) => resolve(c ?? signal)));
+      const seconds = ((performance.now() - started) / 1000).toFixed(1);
+      process.stdout.write(`\n# ${file}: ${code === 0 ? 'ok' : `FAILED (${code})`}, ${seconds} s\n${Buffer.concat(chunks).toString('utf8')}`);
+      if (code !== 0) failedFiles.push(file);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, files.length) }, worker));
+  return failedFiles;
+}
+
 let failed = false;
 for (const tier of asked) {
   const dir = join(TEST, tier);
@@ -43,7 +87,16 @@ for (const tier of asked) {
     console.log(`test/${tier}: no test files`);
     continue;
   }
-  const args = ['--import', 'tsx', '--test', `--test-concurrency=${TIERS[tier]}`, ...options, ...files];
+  const concurrency = concurrencyOption ? Number(concurrencyOption[1]) : TIERS[tier];
+  const started = performance.now();
+  if (ORDERED.has(tier)) {
+    const failedFiles = await runPool(longestFirst(files), concurrency);
+    const minutes = ((performance.now() - started) / 60_000).toFixed(1);
+    console.log(`\n# test/${tier}: ${files.length} files in ${minutes} min, ${failedFiles.length ? `${failedFiles.length} FAILED: ${failedFiles.join(', ')}` : 'all passed'}`);
+    if (failedFiles.length) failed = true;
+    continue;
+  }
+  const args = ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, ...options, ...files];
   const r = spawnSync(process.execPath, args, { cwd: ROOT, stdio: 'inherit' });
   if (r.status !== 0) failed = true;
 }
