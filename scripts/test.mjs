@@ -62,6 +62,7 @@ async function runPool(files, concurrency) {
   const reporter = options.some((a) => a.startsWith('--test-reporter')) ? [] : [`--test-reporter=${process.stdout.isTTY ? 'spec' : 'tap'}`];
   const queue = [...files];
   const failedFiles = [];
+  const counts = { tests: 0, pass: 0, fail: 0 };
   const worker = async () => {
     for (let file = queue.shift(); file !== undefined; file = queue.shift()) {
       const started = performance.now();
@@ -71,12 +72,15 @@ async function runPool(files, concurrency) {
       child.stderr.on('data', (b) => chunks.push(b));
       const code = await new Promise((resolve) => child.on('close', (c, signal) => resolve(c ?? signal)));
       const seconds = ((performance.now() - started) / 1000).toFixed(1);
-      process.stdout.write(`\n# ${file}: ${code === 0 ? 'ok' : `FAILED (${code})`}, ${seconds} s\n${Buffer.concat(chunks).toString('utf8')}`);
+      const report = Buffer.concat(chunks).toString('utf8');
+      // The file's own summary lines (`# pass 12` in TAP, `ℹ pass 12` in spec), added up per tier.
+      for (const [, key, n] of report.matchAll(/^(?:#|ℹ) (tests|pass|fail) (\d+)$/gm)) counts[key] += Number(n);
+      process.stdout.write(`\n# ${file}: ${code === 0 ? 'ok' : `FAILED (${code})`}, ${seconds} s\n${report}`);
       if (code !== 0) failedFiles.push(file);
     }
   };
   await Promise.all(Array.from({ length: Math.min(concurrency, files.length) }, worker));
-  return failedFiles;
+  return { failedFiles, counts };
 }
 
 let failed = false;
@@ -90,9 +94,10 @@ for (const tier of asked) {
   const concurrency = concurrencyOption ? Number(concurrencyOption[1]) : TIERS[tier];
   const started = performance.now();
   if (ORDERED.has(tier)) {
-    const failedFiles = await runPool(longestFirst(files), concurrency);
+    const { failedFiles, counts } = await runPool(longestFirst(files), concurrency);
     const minutes = ((performance.now() - started) / 60_000).toFixed(1);
-    console.log(`\n# test/${tier}: ${files.length} files in ${minutes} min, ${failedFiles.length ? `${failedFiles.length} FAILED: ${failedFiles.join(', ')}` : 'all passed'}`);
+    const tally = `${counts.tests} tests, ${counts.pass} passed, ${counts.fail} failed`;
+    console.log(`\n# test/${tier}: ${files.length} files, ${tally}, in ${minutes} min; ${failedFiles.length ? `${failedFiles.length} files FAILED: ${failedFiles.join(', ')}` : 'every file passed'}`);
     if (failedFiles.length) failed = true;
     continue;
   }

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { listFamilies } from '../../src/models/index.ts';
-import { runCli } from '../helpers/cli.ts';
+import { runCli, type CliRun } from '../helpers/cli.ts';
 
 const COMMANDS = [['predict'], ['export'], ['quantize'], ['train'], ['val'], ['data', 'synth'], ['data', 'check'], ['profile', 'infer'], ['profile', 'run'], ['doctor'], ['ui'], ['version'], ['checks'], ['models'], ['formats'], ['cfg'], ['info'], ['metadata'], ['track']];
 
@@ -26,10 +26,17 @@ function optionEntries(help: string): string[] {
 describe('CLI help text', () => {
   const cwd = mkdtempSync(join(tmpdir(), 'libreyolo-help-'));
   after(() => rmSync(cwd, { recursive: true, force: true }));
+  // One child per command: the tests below read the same `export --help` / `predict --help` output.
+  const helps = new Map<string, Promise<CliRun>>();
+  const help = (cmd: string[]): Promise<CliRun> => {
+    const key = cmd.join(' ');
+    if (!helps.has(key)) helps.set(key, runCli([...cmd, '--help'], cwd));
+    return helps.get(key)!;
+  };
 
   for (const cmd of COMMANDS) {
     it(`libreyolo ${cmd.join(' ')} --help`, async () => {
-      const r = await runCli([...cmd, '--help'], cwd);
+      const r = await help(cmd);
       assert.equal(r.code, 0, r.stderr);
       const entries = optionEntries(r.stdout);
       assert.ok(entries.length >= 2, r.stdout);
@@ -41,7 +48,8 @@ describe('CLI help text', () => {
   }
 
   it('export --help states each family\'s opset and fixed-size export, from the family contract', async () => {
-    const r = await runCli(['export', '--help'], cwd);
+    const r = await help(['export']);
+    assert.equal(r.code, 0, r.stderr);
     const text = optionEntries(r.stdout).join('\n');
     for (const f of listFamilies()) {
       if (f.exportOpset) assert.match(text, new RegExp(`${f.exportOpset} for ${f.displayName}`), f.name);
@@ -51,7 +59,8 @@ describe('CLI help text', () => {
   });
 
   it('predict --model names the bundled model once', async () => {
-    const r = await runCli(['predict', '--help'], cwd);
+    const r = await help(['predict']);
+    assert.equal(r.code, 0, r.stderr);
     const model = optionEntries(r.stdout).find((e) => e.startsWith('--model'))!;
     assert.match(model, /\(default: "LibreYOLO9t-shapes\.pt"\)$/);
   });
