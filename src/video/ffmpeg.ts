@@ -32,6 +32,9 @@ export function spawnTool(binary: string, args: string[], options: SpawnOptions 
   });
 }
 
+const DEMUXER_PREFIX = /^\[[^\]]* @ 0x[0-9a-f]+\] /;
+const GENERIC_FAILURE = /^(Conversion failed!|Error marking filters as finished|Error while filtering: .*|Exiting normally, received signal .*)$/;
+
 /** Keeps the first `head` and last `tail` bytes of a child's stderr: enough to parse and to quote. */
 export class StderrLog {
   private headText = '';
@@ -43,10 +46,31 @@ export class StderrLog {
     this.tailText = (this.tailText + s).slice(-this.tail);
   }
   get start(): string { return this.headText; }
-  /** The last meaningful line ffmpeg printed (its reason for failing), without progress lines. */
-  reason(): string {
-    const lines = this.tailText.split(/[\r\n]+/).map((l) => l.trim()).filter((l) => l && !/^(frame=|video:|size=)/.test(l));
-    return lines.at(-1) ?? '';
+  /**
+   * The last meaningful line ffmpeg printed (its reason for failing), without progress lines, the
+   * generic closing lines of a failed conversion, or the `[demuxer @ 0x...]` prefix. A stream that
+   * ended before its first frame reads as having no frames, a missing decoder as what it is.
+   */
+  reason(input?: string): string {
+    const lines = this.tailText.split(/[\r\n]+/).map((l) => l.trim())
+      .filter((l) => l && !/^(frame=|video:|size=)/.test(l) && !GENERIC_FAILURE.test(l))
+      .map((l) => ({ text: l.replace(DEMUXER_PREFIX, ''), fromDemuxer: DEMUXER_PREFIX.test(l) }));
+    let last = lines.at(-1)?.text ?? '';
+    // `<input>: Invalid data found when processing input` says little; the demuxer's line before it says why.
+    if (input && last.startsWith(`${input}: `)) {
+      last = last.slice(input.length + 2);
+      const before = lines.at(-2);
+      if (before?.fromDemuxer) last = `${before.text}: ${last}`;
+    }
+    if (/^Cannot determine format of input stream .* after EOF$/.test(last)) return 'it holds no video frames';
+    const decoder = /^Decoder \(codec (.+)\) not found for input stream/.exec(last);
+    if (decoder) return `this ffmpeg has no decoder for its video codec (${decoder[1]})`;
+    return last;
+  }
+
+  /** Lines of the kept tail that a demuxer or decoder printed (`[mpeg4 @ 0x...] ...`): damage it met. */
+  complaints(): string[] {
+    return this.tailText.split(/[\r\n]+/).map((l) => l.trim()).filter((l) => DEMUXER_PREFIX.test(l)).map((l) => l.replace(DEMUXER_PREFIX, ''));
   }
 }
 
@@ -75,7 +99,7 @@ function rateValue(rate: string | undefined): number {
 /** The first video stream's size, rate and frame count; `null` when ffprobe cannot read the file (with its reason). */
 export async function probeVideo(path: string): Promise<ProbeResult | { error: string }> {
   const child = await spawnTool(ffprobePath(), [
-    '-v', 'error', '-select_streams', 'v:0', '-show_entries', 'stream=width,height,avg_frame_rate,r_frame_rate,nb_frames,duration:format=duration',
+    '-v', 'error', '-select_streams', 'v:0', '-show_entries', 'stream=codec_name,codec_tag_string,width,height,avg_frame_rate,r_frame_rate,nb_frames,duration:format=duration',
     '-of', 'json', path,
   ]);
   let out = '';
@@ -83,11 +107,12 @@ export async function probeVideo(path: string): Promise<ProbeResult | { error: s
   child.stdout!.on('data', (c: Buffer) => { if (out.length < 1 << 20) out += c.toString(); });
   child.stderr!.on('data', (c: Buffer) => err.push(c));
   const code = await exited(child);
-  if (code !== 0) return { error: err.reason() || `ffprobe exited with ${code}` };
+  if (code !== 0) return { error: err.reason(path) || `ffprobe exited with ${code}` };
   let parsed: { streams?: Array<Record<string, string | number>>; format?: { duration?: string } };
   try { parsed = JSON.parse(out) as typeof parsed; } catch { return { error: 'ffprobe printed no stream information' }; }
   const s = parsed.streams?.[0];
   if (!s) return { error: 'it holds no video stream' };
+  if (!s.codec_name) return { error: `its video codec (FourCC ${String(s.codec_tag_string ?? '?')}) is not one this ffmpeg knows` };
   const avg = rateValue(String(s.avg_frame_rate ?? ''));
   const rate = avg > 0 ? String(s.avg_frame_rate) : rateValue(String(s.r_frame_rate ?? '')) > 0 ? String(s.r_frame_rate) : null;
   const nb = Number(s.nb_frames);

@@ -41,7 +41,11 @@ export interface VideoReadOptions {
   stride?: number;
   /** Live sources: queue every frame (true) or keep only the newest (false, default). */
   streamBuffer?: boolean;
-  /** Decoded frames held ahead of the consumer. Default 4. */
+  /**
+   * Decoded frames held ahead of the consumer at least (default 4); small frames get more, up to
+   * `QUEUE_MAX_FRAMES` within `QUEUE_BYTES`, so a decoder the scheduler holds back for a while
+   * (a busy machine) does not leave the network waiting.
+   */
   queueFrames?: number;
   /** Live sources: how many times a stream that ends is reopened before the reader ends. Default 3. */
   reconnects?: number;
@@ -49,6 +53,13 @@ export interface VideoReadOptions {
 }
 
 const RECONNECT_DELAY_MS = 500;
+export const QUEUE_BYTES = 32 * 1024 * 1024;
+export const QUEUE_MAX_FRAMES = 32;
+
+/** Frames the reader decodes ahead: at least `min`, more while they fit in `QUEUE_BYTES`. */
+export function queueCapacity(frameBytes: number, min = 4): number {
+  return Math.max(1, min, Math.min(QUEUE_MAX_FRAMES, Math.floor(QUEUE_BYTES / frameBytes)));
+}
 
 /** Output size and rate from ffmpeg's description of its rawvideo output stream. */
 function parseOutputStream(stderr: string): { width: number; height: number; fps: number | null } | null {
@@ -81,6 +92,8 @@ interface Decoder {
   stderr: StderrLog;
   /** stdout bytes that arrived before the size was known */
   early: Buffer[];
+  /** Stops collecting into `early` (the pipe stays paused until the reader resumes it). */
+  stopEarly(): void;
 }
 
 /** Starts ffmpeg and waits until it has said its output size (or failed). */
@@ -105,14 +118,16 @@ async function startDecoder(info: { source: string; live: boolean }, timeoutMs: 
       };
       const onClose = (code: number | null): void => {
         done();
-        reject(openError(info, stderr.reason() || (code === 0 ? 'no video frames' : `ffmpeg exited with ${code}`)));
+        reject(openError(info, stderr.reason(info.source) || (code === 0 ? 'it holds no video frames' : `ffmpeg exited with ${code}`)));
       };
       child.stderr!.on('data', onErr);
       child.once('close', onClose);
     });
     child.stderr!.on('data', (c: Buffer) => stderr.push(c));
-    child.stdout!.off('data', onData);
-    return { child, ...header, stderr, early };
+    // Paused, still collecting, until a reader takes over: the caller may wait (for ffprobe) before it
+    // attaches, and a flowing pipe without a listener would drop frames meanwhile.
+    child.stdout!.pause();
+    return { child, ...header, stderr, early, stopEarly: () => { child.stdout!.off('data', onData); } };
   } catch (err) {
     child.kill('SIGKILL');
     throw err;
@@ -135,13 +150,22 @@ export async function openVideo(source: string, options: VideoReadOptions = {}):
       const where = isAbsolute(source) ? '' : ` Nothing exists at ${resolve(source)}.`;
       throw new LibreYOLOError('source_not_found', `Cannot open video file: ${source} (not found).${where} Pass an existing video file.`);
     }
-    const probe = await probeVideo(source);
-    if ('error' in probe) throw openError({ source, live }, probe.error);
-    rate = probe.rate;
-    totalFrames = probe.frames;
   }
   const timeoutMs = limit('streamIdleTimeoutMs');
-  const decoder = await startDecoder({ source, live }, timeoutMs);
+  // ffprobe and the decoder start together: each is a process whose start (loading libav*) costs
+  // more than several frames' forward, so a run waits for the slower of the two, not their sum.
+  const [probed, started] = await Promise.allSettled([live ? Promise.resolve(null) : probeVideo(source), startDecoder({ source, live }, timeoutMs)]);
+  if (probed.status === 'rejected' || (probed.value !== null && 'error' in probed.value)) {
+    if (started.status === 'fulfilled') started.value.child.kill('SIGKILL');
+    if (probed.status === 'rejected') throw probed.reason;
+    throw openError({ source, live }, (probed.value as { error: string }).error);
+  }
+  if (started.status === 'rejected') throw started.reason;
+  const decoder = started.value;
+  if (probed.value !== null) {
+    rate = probed.value.rate;
+    totalFrames = probed.value.frames;
+  }
   const pixels = decoder.width * decoder.height;
   if (pixels > limit('imagePixels')) {
     decoder.child.kill('SIGKILL');
@@ -186,19 +210,21 @@ export class VideoReader implements AsyncIterable<VideoFrame> {
   constructor(readonly info: VideoInfo, decoder: Decoder, o: VideoReadOptions & { stride: number; timeoutMs: number }) {
     this.stride = o.stride;
     this.dropStale = info.live && !o.streamBuffer;
-    this.capacity = Math.max(1, o.queueFrames ?? 4);
     this.timeoutMs = o.timeoutMs;
     this.warn = o.warn ?? defaultWarn;
     this.reconnectsLeft = info.live ? o.reconnects ?? 3 : 0;
     this.frameBytes = info.width * info.height * 3;
+    this.capacity = queueCapacity(this.frameBytes, o.queueFrames);
     this.decoder = decoder;
     this.attach(decoder);
   }
 
   private attach(d: Decoder): void {
+    d.stopEarly();
     for (const c of d.early) this.onData(c);
     d.early.length = 0;
     d.child.stdout!.on('data', (c: Buffer) => this.onData(c));
+    if (this.dropStale || this.queue.length < this.capacity) d.child.stdout!.resume();
     void exited(d.child).then((code) => this.onExit(d, code));
   }
 
@@ -207,7 +233,8 @@ export class VideoReader implements AsyncIterable<VideoFrame> {
     while (offset < chunk.length) {
       const keep = this.index % this.stride === 0;
       if (this.current === null) {
-        this.current = keep ? new Uint8Array(this.frameBytes) : (this.scratch ??= new Uint8Array(this.frameBytes));
+        // Unzeroed: every byte is written from the pipe before the frame is handed out.
+        this.current = keep ? Buffer.allocUnsafeSlow(this.frameBytes) : (this.scratch ??= Buffer.allocUnsafeSlow(this.frameBytes));
         this.filled = 0;
       }
       const n = Math.min(this.frameBytes - this.filled, chunk.length - offset);
@@ -240,7 +267,7 @@ export class VideoReader implements AsyncIterable<VideoFrame> {
 
   private async onExit(d: Decoder, code: number | string): Promise<void> {
     if (this.closed || d !== this.decoder) return;
-    const reason = d.stderr.reason();
+    const reason = d.stderr.reason(this.info.source);
     if (this.info.live) {
       if (this.reconnectsLeft > 0) {
         this.reconnectsLeft--;
@@ -268,6 +295,9 @@ export class VideoReader implements AsyncIterable<VideoFrame> {
         `Decoding ${this.info.source} failed after ${this.decoded} frame(s): ${reason || `ffmpeg exited with ${code}`}.`);
     } else if (this.decoded === 0) {
       this.failure = openError(this.info, 'it holds no video frames');
+    } else if (this.decoded < this.info.totalFrames && d.stderr.complaints().length > 0) {
+      // As the original, a file whose frames stop early ends the run early; unlike it, we say so.
+      this.warn(`Decoding ${this.info.source} ended after ${this.decoded} of the ${this.info.totalFrames} frames it states (${d.stderr.complaints().at(-1)}): the file may be truncated or damaged.`);
     }
     this.ended = true;
     this.wake();
