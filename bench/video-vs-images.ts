@@ -1,16 +1,19 @@
 /**
  * predict on a video against the same frames as a folder of PNG images (extracted by ffmpeg), in
  * one process, alternating, `--rounds` times each: prints frames/s of both and their ratio
- * (video / folder). Usage: node --import tsx bench/video-vs-images.ts [--frames 120] [--rounds 3]
+ * (video / folder, medians), and splits each run into its start (call to first result: for the video
+ * the ffmpeg and ffprobe process starts) and its steady rate after the first result.
+ * Usage: node --import tsx bench/video-vs-images.ts [--frames 300] [--rounds 5]
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { LibreYOLO } from '../src/index.ts';
 import { extractFrames, lane, makeShapesVideo } from '../test/helpers/shapes-video.ts';
+import { median } from './common.ts';
 
-const { values } = parseArgs({ options: { frames: { type: 'string', default: '120' }, rounds: { type: 'string', default: '3' } } });
+const { values } = parseArgs({ options: { frames: { type: 'string', default: '300' }, rounds: { type: 'string', default: '5' } } });
 const frames = Number(values.frames);
 const rounds = Number(values.rounds);
 const dir = mkdtempSync(join(tmpdir(), 'libreyolo-bench-video-'));
@@ -20,26 +23,34 @@ try {
     shapes: [{ cls: 0, size: 60, at: lane(4, 250, 8, 3) }, { cls: 3, size: 60, at: lane(4, 250, 90, 2) }, { cls: 1, size: 60, at: lane(4, 250, 170, 4) }],
   });
   const folder = join(dir, 'frames');
-  await import('node:fs/promises').then((fs) => fs.mkdir(folder));
+  mkdirSync(folder);
   await extractFrames(video.path, join(folder, '%06d.png'));
   const model = await LibreYOLO();
-  const time = async (source: string): Promise<number> => {
+  interface Run { fps: number; startMs: number; steadyFps: number }
+  const time = async (source: string): Promise<Run> => {
     const t0 = performance.now();
     let n = 0;
-    for await (const _ of model.predict(source, { stream: true })) n++;
+    let first = 0;
+    for await (const _ of model.predict(source, { stream: true })) if (n++ === 0) first = performance.now();
+    const end = performance.now();
     if (n !== frames) throw new Error(`${source}: ${n} results for ${frames} frames`);
-    return n / ((performance.now() - t0) / 1000);
+    return { fps: n / ((end - t0) / 1000), startMs: first - t0, steadyFps: (n - 1) / ((end - first) / 1000) };
   };
   await time(folder); // warm-up: session creation
-  const v: number[] = [], f: number[] = [];
+  await time(video.path);
+  const v: Run[] = [], f: Run[] = [];
+  const load0 = loadavg()[0]!;
   for (let r = 0; r < rounds; r++) {
     v.push(await time(video.path));
     f.push(await time(folder));
   }
-  const mean = (a: number[]): number => a.reduce((s, x) => s + x, 0) / a.length;
-  console.log(`video  ${v.map((x) => x.toFixed(1)).join(' ')} frames/s (mean ${mean(v).toFixed(1)})`);
-  console.log(`folder ${f.map((x) => x.toFixed(1)).join(' ')} frames/s (mean ${mean(f).toFixed(1)})`);
-  console.log(`ratio video/folder: ${(mean(v) / mean(f)).toFixed(3)} (${frames} frames of 320x240, ${rounds} alternating rounds)`);
+  const line = (name: string, runs: Run[]): string =>
+    `${name} ${runs.map((x) => x.fps.toFixed(1)).join(' ')} frames/s (median ${median(runs.map((x) => x.fps)).toFixed(1)}); ` +
+    `start ${median(runs.map((x) => x.startMs)).toFixed(0)} ms, then ${median(runs.map((x) => x.steadyFps)).toFixed(1)} frames/s`;
+  console.log(line('video ', v));
+  console.log(line('folder', f));
+  const ratio = (k: keyof Run): string => (median(v.map((x) => x[k])) / median(f.map((x) => x[k]))).toFixed(3);
+  console.log(`ratio video/folder: ${ratio('fps')} (after the first result: ${ratio('steadyFps')}); ${frames} frames of 320x240, ${rounds} alternating rounds, load average ${load0.toFixed(1)} -> ${loadavg()[0]!.toFixed(1)}`);
   await model.close();
 } finally {
   rmSync(dir, { recursive: true, force: true });

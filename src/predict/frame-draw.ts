@@ -1,11 +1,12 @@
 /**
  * Annotated video frames: predict frames look like saved images (class colours, `name conf`);
  * tracked frames follow the original's tracking style, boxes coloured by track id with the label
- * `#<id>` in yellow and ` <conf>` in light grey, no class name. Frames without boxes are written as
- * they came.
+ * `#<id>` in yellow and ` <conf>` in light grey, no class name. Masks of a segment model go under the
+ * boxes, coloured by class in both styles (as the original). Frames without boxes are written as they came.
  */
 import sharp from 'sharp';
 import type { RgbImage } from '../data/rgb-image.ts';
+import { drawMasks } from './draw-masks.ts';
 import type { Results } from './results.ts';
 import { detectionsSvg, xmlEscape } from './save.ts';
 
@@ -51,12 +52,16 @@ export function trackSvg(width: number, height: number, result: Results): string
   return `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}"><g font-family="DejaVu Sans, sans-serif">${parts.join('')}</g></svg>`;
 }
 
-/** The frame's packed RGB with its boxes drawn (tracking style when the result carries ids). */
+/**
+ * The frame's packed RGB with its boxes drawn (tracking style when the result carries ids) over its
+ * masks, which are drawn as on saved images (coloured by class, also when the boxes are by id).
+ */
 export async function annotateFrame(image: RgbImage, result: Results): Promise<Uint8Array> {
   if (result.length === 0) return image.data;
+  const base = result.masks && result.masks.length > 0 ? drawMasks(image, result.masks, result.boxes.clsData) : image;
   const svg = result.boxes.is_track ? trackSvg(image.width, image.height, result) : detectionsSvg(image.width, image.height, result);
   const { width, height } = image;
-  return sharp(image.data, { raw: { width, height, channels: 3 } })
+  return sharp(base.data, { raw: { width, height, channels: 3 } })
     .composite([{ input: Buffer.from(svg), top: 0, left: 0 }])
     .removeAlpha()
     .raw()
