@@ -1,8 +1,9 @@
 /**
- * The windowed DINOv2 backbone (keys `backbone.0.encoder.encoder.*`): 16x16 patch
- * embedding, position embedding resized to the input grid, 12 pre-norm ViT layers with LayerScale
- * (layers 3, 6, 9 attend over the whole image, the others inside each of the 2x2 windows), and the
- * shared final LayerNorm on the four stage taps, returned un-windowed as `[B, 384, H/16, W/16]`.
+ * The windowed DINOv2 backbone (keys `backbone.0.encoder.encoder.*`): patch embedding (16x16 for
+ * detection, 12x12 for segmentation), position embedding resized to the input grid, 12 pre-norm ViT
+ * layers with LayerScale (layers 3, 6, 9 attend over the whole image, the others inside each of the
+ * nw x nw windows; one window makes every layer global), and the shared final LayerNorm on the four
+ * stage taps, returned un-windowed as `[B, 384, H/patch, W/patch]`.
  */
 import type { GraphBuilder } from '../../graph/builder.ts';
 import { LayerNorm, Linear, ModuleList } from '../../graph/layers.ts';
@@ -12,7 +13,7 @@ import { concat, conv2d, erfGelu, float32, int64, matmul, reshape, slice, transp
 import { biasGelu, packedSelfAttention, skipLayerNorm } from '../../graph/contrib.ts';
 import { dotProductAttention } from '../detr/attention.ts';
 import { antialiasBicubicWeights } from './antialias-bicubic.ts';
-import { RFDETR_COMMON as C, RFDETR_INPUT_DIVISOR } from './config.ts';
+import { RFDETR_COMMON as C, rfdetrInputDivisor, type RfdetrSizeConfig } from './config.ts';
 import { LibreYOLOError } from '../../errors.ts';
 
 /** Input grid of one session shape. */
@@ -21,22 +22,26 @@ export interface TokenGrid {
   wp: number;
 }
 
-export function tokenGrid(height: number, width: number): TokenGrid {
-  if (height % RFDETR_INPUT_DIVISOR || width % RFDETR_INPUT_DIVISOR || height <= 0 || width <= 0) {
+/** The backbone's geometry: patch side and windows per side. */
+export type BackboneGeometry = Pick<RfdetrSizeConfig, 'patchSize' | 'numWindows'>;
+
+export function tokenGrid(height: number, width: number, cfg: BackboneGeometry): TokenGrid {
+  const divisor = rfdetrInputDivisor(cfg);
+  if (height % divisor || width % divisor || height <= 0 || width <= 0) {
     throw new LibreYOLOError('invalid_imgsz',
-      `Input spatial dimensions must be divisible by patch_size * num_windows (${C.patchSize} * ${C.numWindows} = ${RFDETR_INPUT_DIVISOR}), but got height=${height}, width=${width}`);
+      `Input spatial dimensions must be divisible by patch_size * num_windows (${cfg.patchSize} * ${cfg.numWindows} = ${divisor}), but got height=${height}, width=${width}`);
   }
-  return { hp: height / C.patchSize, wp: width / C.patchSize };
+  return { hp: height / cfg.patchSize, wp: width / cfg.patchSize };
 }
 
 class Embeddings extends Module {
-  constructor(readonly peGrid: number) {
+  constructor(readonly peGrid: number, readonly geometry: BackboneGeometry) {
     super();
     const d = C.vitDim;
     this.addParameter('cls_token', [1, 1, d]);
     this.addParameter('mask_token', [1, d]);
     this.addParameter('position_embeddings', [1, peGrid * peGrid + 1, d]);
-    this.addParameter('patch_embeddings.projection.weight', [d, 3, C.patchSize, C.patchSize]);
+    this.addParameter('patch_embeddings.projection.weight', [d, 3, geometry.patchSize, geometry.patchSize]);
     this.addParameter('patch_embeddings.projection.bias', [d]);
   }
 
@@ -63,13 +68,14 @@ class Embeddings extends Module {
     });
   }
 
-  /** Windowed tokens `[B*4, 1 + N/4, C]` (cls copy first in every window) and the resized embedding. */
+  /** Windowed tokens `[B*nw^2, 1 + N/nw^2, C]` (cls copy first in every window) and the resized embedding. */
   forward(b: GraphBuilder, x: string, grid: TokenGrid): { tokens: string; posEmbed: string } {
     const d = C.vitDim;
-    const nw = C.numWindows;
+    const nw = this.geometry.numWindows;
+    const patch = this.geometry.patchSize;
     const pe = this.positionEmbedding(b, grid);
     const patches = conv2d(b, x, this.use(b, 'patch_embeddings.projection.weight'), this.use(b, 'patch_embeddings.projection.bias'),
-      { kernel: C.patchSize, stride: C.patchSize, pad: 0 }, 'patch_embeddings/projection/Conv');
+      { kernel: patch, stride: patch, pad: 0 }, 'patch_embeddings/projection/Conv');
     const embedded = b.op('Add', [patches, pe.patches]);
     const hh = grid.hp / nw;
     const ww = grid.wp / nw;
@@ -93,7 +99,8 @@ class ViTLayer extends Module {
   readonly norm2: LayerNorm;
   readonly fc1: Linear;
   readonly fc2: Linear;
-  constructor(readonly global: boolean) {
+  /** `windows`: windows per image (nw^2); a global layer joins them. */
+  constructor(readonly global: boolean, readonly windows: number) {
     super();
     const d = C.vitDim;
     this.norm1 = this.addModule('norm1', new LayerNorm(d, C.vitEps));
@@ -108,11 +115,11 @@ class ViTLayer extends Module {
     this.addParameter('layer_scale2.lambda1', [d]);
   }
 
-  /** h `[B*4, T, C]`; a global layer attends over `[B, 4T, C]` (the 4 windows of an image joined). */
+  /** h `[B*nw^2, T, C]`; a global layer attends over `[B, nw^2 T, C]` (the windows of an image joined). */
   forward(b: GraphBuilder, h: string, tokensPerWindow: number): string {
     const d = C.vitDim;
     let x = this.norm1.emit(b, h);
-    if (this.global) x = reshape(b, x, [-1, C.numWindows ** 2 * tokensPerWindow, d]);
+    if (this.global) x = reshape(b, x, [-1, this.windows * tokensPerWindow, d]);
     let a = b.scope('attention', () => {
       const q = this.query.emit(b, x);
       const k = this.key.emit(b, x);
@@ -146,7 +153,7 @@ class ViTLayer extends Module {
         bias: b.constant('bias_scaled', float32(Float32Array.from(bias, (v, o) => v * l[o]!), [out])),
       };
     };
-    const x = this.global ? reshape(b, ln1, [-1, C.numWindows ** 2 * tokensPerWindow, d]) : ln1;
+    const x = this.global ? reshape(b, ln1, [-1, this.windows * tokensPerWindow, d]) : ln1;
     let a = b.scope('attention', () => {
       const parts = [this.query, this.key, this.value].map((l) => l.tensors(b));
       const w = concat(b, parts.map((p) => transpose(b, p.weight, [1, 0])), 1);
@@ -171,10 +178,10 @@ class ViTLayer extends Module {
 
 class ViTEncoder extends Module {
   readonly layer: ModuleList<ViTLayer>;
-  constructor() {
+  constructor(windows: number) {
     super();
     const global = new Set<number>(C.globalLayers);
-    this.layer = this.addModule('layer', new ModuleList(Array.from({ length: C.vitLayers }, (_, k) => new ViTLayer(global.has(k)))));
+    this.layer = this.addModule('layer', new ModuleList(Array.from({ length: C.vitLayers }, (_, k) => new ViTLayer(global.has(k), windows))));
   }
 }
 
@@ -183,16 +190,16 @@ class WindowedDinov2 extends Module {
   readonly embeddings: Embeddings;
   readonly encoder: ViTEncoder;
   readonly layernorm: LayerNorm;
-  constructor(peGrid: number) {
+  constructor(peGrid: number, readonly geometry: BackboneGeometry) {
     super();
-    this.embeddings = this.addModule('embeddings', new Embeddings(peGrid));
-    this.encoder = this.addModule('encoder', new ViTEncoder());
+    this.embeddings = this.addModule('embeddings', new Embeddings(peGrid, geometry));
+    this.encoder = this.addModule('encoder', new ViTEncoder(geometry.numWindows ** 2));
     this.layernorm = this.addModule('layernorm', new LayerNorm(C.vitDim, C.vitEps));
   }
 
   forward(b: GraphBuilder, x: string, grid: TokenGrid, fused = false): { stages: string[]; posEmbed: string } {
     const { tokens, posEmbed } = this.embeddings.emit(b, x, grid);
-    const nw = C.numWindows;
+    const nw = this.geometry.numWindows;
     const hh = grid.hp / nw;
     const ww = grid.wp / nw;
     const t = 1 + hh * ww;
@@ -226,9 +233,9 @@ class WindowedDinov2 extends Module {
 /** `backbone.0.encoder`: the DinoV2 wrapper whose `encoder` child is the windowed HF model. */
 export class DinoV2 extends Module {
   readonly encoder: WindowedDinov2;
-  constructor(peGrid: number) {
+  constructor(peGrid: number, geometry: BackboneGeometry) {
     super();
-    this.encoder = this.addModule('encoder', new WindowedDinov2(peGrid));
+    this.encoder = this.addModule('encoder', new WindowedDinov2(peGrid, geometry));
   }
   forward(b: GraphBuilder, x: string, grid: TokenGrid, fused = false): { stages: string[]; posEmbed: string } {
     return this.encoder.emit(b, x, grid, fused);

@@ -10,13 +10,14 @@ import { LibreYOLOError } from '../../errors.ts';
 import type { HostTensor } from '../../graph/tensor.ts';
 import { queriesToPredictLayout } from '../detr/query-layout.ts';
 import { DEFAULT_CAPABILITIES, type ModelFamily } from '../registry.ts';
-import { RFDETR_COMMON as C, RFDETR_CONFIGS, RFDETR_SIZES, type RfdetrSize } from './config.ts';
+import { RFDETR_CONFIGS, RFDETR_SIZES, type RfdetrSize } from './config.ts';
 import { initializeRfdetr } from './init.ts';
 import { RfdetrNetwork } from './network.ts';
 import { loadRfdetrStateDict, normalizeStateDict } from './state-dict.ts';
 
 const PE_KEY = 'backbone.0.encoder.encoder.embeddings.position_embeddings';
 const CLASS_BIAS_KEY = 'class_embed.bias';
+const DETECT_QUERIES = RFDETR_CONFIGS.n.numQueries;
 const SIZE_BY_PE_ROWS: Record<number, RfdetrSize> = Object.fromEntries(RFDETR_SIZES.map((s) => [RFDETR_CONFIGS[s].peGrid ** 2 + 1, s]));
 
 /** Heads of the other RF-DETR tasks: recognised so they are refused clearly (detection only here). */
@@ -41,7 +42,7 @@ export function rfdetrExportToPredict(output: HostTensor, context: { extra: Reco
 export function rfdetrExportClassCount(outputs: Readonly<Record<string, readonly number[]>>): number | null {
   const { dets, labels } = outputs;
   if (!dets || !labels || dets.length !== 3 || labels.length !== 3) return null;
-  if (dets[0] !== labels[0] || dets[1] !== C.numQueries || labels[1] !== C.numQueries || dets[2] !== 4) return null;
+  if (dets[0] !== labels[0] || dets[1] !== DETECT_QUERIES || labels[1] !== DETECT_QUERIES || dets[2] !== 4) return null;
   return labels[2]! >= 2 ? labels[2]! - 1 : null;
 }
 
@@ -60,7 +61,7 @@ export const rfdetrFamily: ModelFamily = {
   input: { resize: 'stretch', filter: 'pil', pad: 0, channels: 'rgb', scale: 1 / 255, mean: [0.485, 0.456, 0.406], std: [0.229, 0.224, 0.225] },
   // An upstream COCO head scores the 91 COCO category ids: read as the 80 classes, the unused ids'
   // pairs dropped after the conf threshold (the original's _COCO91_TO_COCO80).
-  postprocess: { kind: 'topk', k: C.numQueries, clip: false, columnClasses: (columns, nc) => (columns === 91 && nc === 80 ? COCO91_TO_COCO80 : null) },
+  postprocess: { kind: 'topk', k: DETECT_QUERIES, clip: false, columnClasses: (columns, nc) => (columns === 91 && nc === 80 ? COCO91_TO_COCO80 : null) },
   defaultNames: (networkNc) => (networkNc === 90 ? COCO_NAMES : null),
   // The original's export: opset 17 (LayerNormalization), dynamic batch only, H and W static.
   exportOpset: 17,
@@ -71,7 +72,7 @@ export const rfdetrFamily: ModelFamily = {
     // A file without metadata is told by its output pair, under the original's export names (D-FINE
     // exports pred_logits/pred_boxes of the same shapes, with nc columns instead of nc + 1).
     classCount: (_dims, _hw, outputs) => rfdetrExportClassCount(outputs),
-    layout: (batch) => `dets [${batch},${C.numQueries},4] + labels [${batch},${C.numQueries},nc+1]`,
+    layout: (batch) => `dets [${batch},${DETECT_QUERIES},4] + labels [${batch},${DETECT_QUERIES},nc+1]`,
     toPredictLayout: rfdetrExportToPredict,
   },
 

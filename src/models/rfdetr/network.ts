@@ -13,17 +13,17 @@ import { concat, float32, int64, preciseSigmoid, reshape, slice, transpose } fro
 import { applyBoxDelta } from '../detr/box.ts';
 import { MLP } from '../detr/mlp.ts';
 import { LibreYOLOError } from '../../errors.ts';
-import { RFDETR_COMMON as C, RFDETR_CONFIGS, type RfdetrSize } from './config.ts';
-import { DinoV2, tokenGrid, type TokenGrid } from './dinov2.ts';
+import { RFDETR_COMMON as C, rfdetrConfig, rfdetrSizes, type RfdetrSizeConfig, type RfdetrTask } from './config.ts';
+import { DinoV2, tokenGrid, type BackboneGeometry, type TokenGrid } from './dinov2.ts';
 import { TransformerDecoder } from './decoder.ts';
 import { MultiScaleProjector } from './projector.ts';
 
 class Backbone extends Module {
   readonly encoder: DinoV2;
   readonly projector: MultiScaleProjector;
-  constructor(peGrid: number) {
+  constructor(peGrid: number, geometry: BackboneGeometry) {
     super();
-    this.encoder = this.addModule('encoder', new DinoV2(peGrid));
+    this.encoder = this.addModule('encoder', new DinoV2(peGrid, geometry));
     this.projector = this.addModule('projector', new MultiScaleProjector());
   }
 }
@@ -67,7 +67,10 @@ class Transformer extends Module {
 }
 
 export interface RfdetrOptions {
-  size: RfdetrSize;
+  /** One of the task's sizes (detection n/s/m/l, segmentation n/s/m/l/x/xx). */
+  size: string;
+  /** Default `detect`. */
+  task?: RfdetrTask;
   /** Dataset classes; the heads have nc + 1 outputs. */
   nc: number;
   /**
@@ -102,19 +105,25 @@ export class RfdetrNetwork extends Module {
   readonly refpointEmbed: Embedding;
   readonly queryFeat: Embedding;
   readonly backbone: ModuleList<Backbone>;
+  /** The size's configuration for its task. */
+  readonly config: RfdetrSizeConfig;
+  readonly task: RfdetrTask;
 
   constructor(readonly options: RfdetrOptions) {
     super();
-    const cfg = RFDETR_CONFIGS[options.size];
+    this.task = options.task ?? 'detect';
+    const cfg = rfdetrConfig(options.size, this.task);
+    if (!cfg) throw new LibreYOLOError('model_load_failed', `Unknown rfdetr ${this.task} size '${options.size}'. Sizes: ${rfdetrSizes(this.task).join(', ')}.`);
+    this.config = cfg;
     const d = C.hiddenDim;
     const k = options.nc + 1;
-    const rows = C.numQueries * C.groupDetr;
+    const rows = cfg.numQueries * C.groupDetr;
     this.transformer = this.addModule('transformer', new Transformer(cfg.decLayers, k));
     this.classEmbed = this.addModule('class_embed', new Linear(d, k));
     this.bboxEmbed = this.addModule('bbox_embed', new MLP(d, d, 4, 3));
     this.refpointEmbed = this.addModule('refpoint_embed', new Embedding(rows, 4));
     this.queryFeat = this.addModule('query_feat', new Embedding(rows, d));
-    this.backbone = this.addModule('backbone', new ModuleList([new Backbone(cfg.peGrid)]));
+    this.backbone = this.addModule('backbone', new ModuleList([new Backbone(cfg.peGrid, cfg)]));
     this.assignPaths();
   }
 
@@ -123,11 +132,11 @@ export class RfdetrNetwork extends Module {
   }
 
   private geometry(opts: RfdetrEmitOptions): { grid: TokenGrid; height: number; width: number } {
-    const size = RFDETR_CONFIGS[this.options.size].resolution;
+    const size = this.config.resolution;
     if ((opts.height === null) !== (opts.width === null)) throw new LibreYOLOError('invalid_imgsz', 'RF-DETR graphs need both input height and width (or neither, for the native size).');
     const height = opts.height ?? size;
     const width = opts.width ?? size;
-    return { grid: tokenGrid(height, width), height, width };
+    return { grid: tokenGrid(height, width, this.config), height, width };
   }
 
   /**
@@ -147,7 +156,7 @@ export class RfdetrNetwork extends Module {
       const xyxy = b.op('Mul', [concat(b, [b.op('Sub', [centre, half]), b.op('Add', [centre, half])], -1), scale]);
       return concat(b, [transpose(b, xyxy, [0, 2, 1]), transpose(b, preciseSigmoid(b, out.logits), [0, 2, 1])], 1);
     });
-    b.output('output', decoded, 'float32', [batch, 4 + this.nc + 1, C.numQueries]);
+    b.output('output', decoded, 'float32', [batch, 4 + this.nc + 1, this.config.numQueries]);
   }
 
   /**
@@ -157,13 +166,13 @@ export class RfdetrNetwork extends Module {
   emitExport(b: GraphBuilder, opts: RfdetrEmitOptions): void {
     const { grid, height, width } = this.geometry(opts);
     const batch = opts.batch ?? 'batch';
-    const k = Math.min(C.numQueries, grid.hp * grid.wp);
+    const k = Math.min(this.config.numQueries, grid.hp * grid.wp);
     const input = b.input('input', 'float32', [batch, 3, height, width]);
     const injected = opts.injectTopk ? b.input('enc_topk_index', 'int64', [batch, k]) : null;
     const raw = opts.rawOutputs ?? false;
     // Exports are portable ONNX (no contrib kernels) unless asked otherwise.
     const out = this.forward(b, input, grid, { raw, injected, fused: opts.fused ?? false });
-    const q = C.numQueries;
+    const q = this.config.numQueries;
     const nk = this.nc + 1;
     b.output('dets', out.boxes, 'float32', [batch, q, 4]);
     b.output('labels', out.logits, 'float32', [batch, q, nk]);
@@ -192,7 +201,7 @@ export class RfdetrNetwork extends Module {
       return { stages: st, posEmbed: pe, p4: bb.projector.emit(b, st) };
     }));
     const n = grid.hp * grid.wp;
-    const k = Math.min(C.numQueries, n);
+    const k = Math.min(this.config.numQueries, n);
     const tr = this.transformer;
     const memory = transpose(b, reshape(b, p4, [0, C.hiddenDim, n]), [0, 2, 1]);
 
@@ -213,7 +222,7 @@ export class RfdetrNetwork extends Module {
     }));
 
     // Queries: learned content, reference boxes reparameterised on the ranked proposals (3.9).
-    const q = C.numQueries;
+    const q = this.config.numQueries;
     const { tgt, ref } = b.scope('queries', () => {
       // Content vectors are shared by the batch; expanded so batch-strict kernels (fused attention) accept them.
       const batchDim = slice(b, b.op('Shape', [enc.boxes]), 0, 0, 1);
@@ -226,7 +235,7 @@ export class RfdetrNetwork extends Module {
       return { tgt: content, ref: concat(b, [head, b.op('Expand', [slice(b, learned, 1, k, q), restShape])], 1) };
     });
 
-    const last = RFDETR_CONFIGS[this.options.size].decLayers - 1;
+    const last = this.config.decLayers - 1;
     const wanted = new Set<number>(opts.raw ? Array.from({ length: last }, (_, l) => l) : []);
     const hs = b.scope('transformer', () => b.scope('decoder', () => tr.decoder.forward(b, tgt, ref, memory, [[grid.hp, grid.wp]], q, wanted, opts.fused)));
     const heads = (l: number): { logits: string; boxes: string } => b.scope(`heads${l}`, () => ({

@@ -31,7 +31,7 @@ export interface QueryLayout {
   groupDetr: number;
 }
 
-function adaptRows(t: HostTensor, rows: number, source: QueryLayout | undefined): HostTensor {
+function adaptRows(t: HostTensor, rows: number, source: QueryLayout | undefined, numQueries: number): HostTensor {
   const [have, width] = t.dims as [number, number];
   if (have === rows) return t;
   const src = asFloat32(t);
@@ -39,9 +39,9 @@ function adaptRows(t: HostTensor, rows: number, source: QueryLayout | undefined)
   if (source && source.numQueries * source.groupDetr === have) {
     // Keep the first min(groups) groups and the first min(Q) rows of each, never mixing groups.
     const groups = Math.min(source.groupDetr, C.groupDetr);
-    const q = Math.min(source.numQueries, C.numQueries);
+    const q = Math.min(source.numQueries, numQueries);
     for (let g = 0; g < groups; g++) for (let r = 0; r < q; r++) {
-      out.set(src.subarray((g * source.numQueries + r) * width, (g * source.numQueries + r + 1) * width), (g * C.numQueries + r) * width);
+      out.set(src.subarray((g * source.numQueries + r) * width, (g * source.numQueries + r + 1) * width), (g * numQueries + r) * width);
     }
   } else {
     for (let r = 0; r < rows; r++) out.set(src.subarray((r % have) * width, (r % have + 1) * width), r * width);
@@ -96,7 +96,7 @@ export function loadRfdetrStateDict(net: RfdetrNetwork, input: StateDict, opts: 
     let t = sd.get(key);
     if (!t) continue;
     if (t.dtype !== 'float32') t = { dtype: 'float32', dims: t.dims, data: asFloat32(t) };
-    if (key === 'refpoint_embed.weight' || key === 'query_feat.weight') t = adaptRows(t, p.dims[0]!, opts.queryLayout);
+    if (key === 'refpoint_embed.weight' || key === 'query_feat.weight') t = adaptRows(t, p.dims[0]!, opts.queryLayout, net.config.numQueries);
     else if (key.endsWith('embeddings.position_embeddings')) t = resizePositionTable(t, opts.peGrid);
     else if (OPTIONAL.test(key)) t = adaptClassRows(t, p.dims[0]!);
     if (t.dims.join(',') !== p.dims.join(',')) {
