@@ -9,6 +9,7 @@ import type { GraphBuilder } from '../graph/builder.ts';
 import type { KeyLayout, Parameter } from '../graph/module.ts';
 import type { HostTensor } from '../graph/tensor.ts';
 import type { RgbImage } from '../data/rgb-image.ts';
+import type { AugmentRecipe } from '../data/recipe.ts';
 import { LibreYOLOError } from '../errors.ts';
 
 export type StateDict = Map<string, HostTensor>;
@@ -268,16 +269,11 @@ export interface TrainingHooks {
   /** The family's own learning-rate schedule (per optimizer step); absent: the core's `scheduler`. */
   schedule?(cfg: ScheduleInputs): { lr(step: number): number };
   /**
-   * The mosaic is followed by the random affine (degrees, translate, mosaic_scale, shear) onto the
-   * input size, as YOLOX's recipe; absent: the mosaic is halved (YOLO9) unless degrees or shear ask for it.
+   * The train augmentation pipeline as data (data/recipe.ts): named steps (mosaic, random_affine,
+   * mixup, strong, hsv, flip) with their parameters, numbers or the train options holding them, and
+   * schedules (close-mosaic: off in the last `no_aug_epochs`); absent: the core's `BASE_RECIPE`.
    */
-  mosaicAffine?: boolean;
-  /**
-   * D-FINE's strong ops (photometric distort, zoom-out, IoU crop; data/strong-augment.ts) on every
-   * sample with boxes, from the first epoch until int(epochs x aug_stop_epoch_ratio), and never in
-   * the no-aug epochs.
-   */
-  strongAugment?: boolean;
+  augment?: AugmentRecipe;
 }
 
 /** What a family's LR schedule is built from (the run's config and its length in optimizer steps). */

@@ -34,7 +34,8 @@ import { EpochProgress } from './progress.ts';
 import { LRSchedule } from './schedule.ts';
 import type { LossComponents, StepResult } from './types.ts';
 import type { TrainBatch } from '../data/train-batch.ts';
-import { loadTrainDataConfig, openTrainData, strongAugmentEpoch, type TrainData } from './data.ts';
+import { BASE_RECIPE } from '../data/recipe.ts';
+import { loadTrainDataConfig, openTrainData, type TrainData } from './data.ts';
 import { openStepRunner, type StepRunner } from './runner.ts';
 import type { TrainPhase, TrainProfiler, TrainProfilerFactory } from './profiler-port.ts';
 import { validate } from '../val/validate.ts';
@@ -245,7 +246,7 @@ export class Trainer {
 
     this.accumulate = accumulateSteps(cfg);
     this.data = await openTrainData(cfg, this.datasetConfig, {
-      cwd, warn: this.warn, mosaicAffine: this.hooks.mosaicAffine === true, stretch: inputSpec(this.family).resize === 'stretch',
+      cwd, warn: this.warn, recipe: this.hooks.augment ?? BASE_RECIPE, stretch: inputSpec(this.family).resize === 'stretch',
     });
     const batchesPerEpoch = this.data!.batchesPerEpoch;
     const stepsPerEpoch = Math.ceil(batchesPerEpoch / this.accumulate);
@@ -321,8 +322,7 @@ export class Trainer {
 
   private async trainEpoch(epoch: number): Promise<{ stats: EpochStats; stopped: boolean }> {
     const cfg = this.config;
-    const mosaic = epoch < cfg.epochs - cfg.no_aug_epochs;
-    const strong = this.hooks.strongAugment === true && strongAugmentEpoch(epoch, cfg);
+    const { mosaic, strong } = this.data!.augmentation(epoch);
     const total = this.data!.batchesPerEpoch;
     const stats: EpochStats = { losses: [], images: 0 };
     const accum = this.accumulate;

@@ -18,7 +18,7 @@ import { iouCrop, photometricDistort, sanitizeBoxes, strongAugment, zoomOut } fr
 import { generateSynthDataset } from '../../src/data/synth.ts';
 import { trainingHooks } from '../../src/models/registry.ts';
 import { dfineFamily } from '../../src/models/dfine/family.ts';
-import { strongAugmentEpoch } from '../../src/train/data.ts';
+import { resolveRecipe } from '../../src/data/recipe.ts';
 import { resolveTrainConfig } from '../../src/train/config.ts';
 
 /** Pixel (x, y) holds (x mod 251, y mod 251, 1 + (x div 251) + 8 (y div 251)): any crop reveals its offset. */
@@ -125,11 +125,14 @@ describe('D-FINE strong ops', () => {
   it('they run before int(epochs x aug_stop_epoch_ratio) and never in the no-aug epochs: D-FINE\'s 132 epochs stop at 112', () => {
     const cfg = resolveTrainConfig({ data: 'x.yaml' }, () => undefined, trainingHooks(dfineFamily).defaults);
     assert.equal(cfg.aug_stop_epoch_ratio, 0.85);
-    assert.equal(trainingHooks(dfineFamily).strongAugment, true);
-    const on = Array.from({ length: cfg.epochs }, (_, e) => strongAugmentEpoch(e, cfg));
+    const recipe = trainingHooks(dfineFamily).augment!;
+    assert.ok(recipe.some((s) => s.step === 'strong'));
+    const resolved = resolveRecipe(recipe, (k) => (cfg as unknown as Record<string, unknown>)[k]);
+    const on = Array.from({ length: cfg.epochs }, (_, e) => resolved.epoch(e, cfg.epochs).strong);
     assert.equal(on.indexOf(false), 112);
     assert.ok(on.slice(112).every((x) => !x));
     // Ratio 1: only the no-aug epochs go without.
-    assert.equal(Array.from({ length: 10 }, (_, e) => strongAugmentEpoch(e, { epochs: 10, no_aug_epochs: 4, aug_stop_epoch_ratio: 1 })).indexOf(false), 6);
+    const ratio1 = resolveRecipe([{ step: 'strong', schedule: { offLast: 4, stopRatio: 1 } }], () => undefined);
+    assert.equal(Array.from({ length: 10 }, (_, e) => ratio1.epoch(e, 10).strong).indexOf(false), 6);
   });
 });

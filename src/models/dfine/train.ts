@@ -6,6 +6,7 @@
  * recipe (DFINEConfig) as defaults and its flat-cosine schedule.
  */
 import type { HostTensor } from '../../graph/tensor.ts';
+import { STANDARD_STEPS, type AugmentRecipe } from '../../data/recipe.ts';
 import type { DetectionNetwork, HostAssigner, ScheduleInputs, StateDict, TrainShape, TrainingHooks } from '../registry.ts';
 import { drawDenoising, denoisingGroups } from './denoising.ts';
 import { initializeDfine } from './init.ts';
@@ -23,6 +24,17 @@ export const DFINE_TRAIN_DEFAULTS: Readonly<Record<string, unknown>> = {
   mosaic_prob: 0, mixup_prob: 0, hsv_prob: 0, flip_prob: 0.5, degrees: 0, translate: 0, shear: 0,
   ema: true, ema_decay: 0.9999, ema_restart_decay: 0.9999, aug_stop_epoch_ratio: 0.85, amp: false, max_labels: 120, clip_max_norm: 0.1, name: 'dfine_exp',
 };
+
+/**
+ * The core's steps (mosaic and HSV off by its defaults) plus D-FINE's strong ops (photometric
+ * distort, zoom-out, IoU crop) on every sample with boxes until int(epochs x aug_stop_epoch_ratio),
+ * never in the no-aug epochs (the original's stop epoch and close-mosaic).
+ */
+export const DFINE_AUGMENT: AugmentRecipe = [
+  STANDARD_STEPS.mosaic, STANDARD_STEPS.randomAffineIfAsked, STANDARD_STEPS.mixup,
+  { step: 'strong', schedule: { offLast: 'no_aug_epochs', stopRatio: 'aug_stop_epoch_ratio' } },
+  STANDARD_STEPS.hsv, STANDARD_STEPS.flip,
+];
 
 /** DFINEConfig.backbone_lr_mult. */
 export const DFINE_BACKBONE_LR_MULT = 0.5;
@@ -150,7 +162,7 @@ export function dfineTrainingHooks(create: (size: string, nc: number, sd: StateD
     },
     initialize: (network, seed) => initializeDfine(asDfine(network), seed),
     paramGroups: dfineParamGroups,
-    strongAugment: true,
+    augment: DFINE_AUGMENT,
     schedule: dfineSchedule,
   };
 }

@@ -4,6 +4,7 @@
  */
 import { LibreYOLOError } from '../../errors.ts';
 import type { HostTensor } from '../../graph/tensor.ts';
+import { BASE_RECIPE } from '../../data/recipe.ts';
 import type { DetectionNetwork, StateDict, TrainingHooks } from '../registry.ts';
 import { YOLO9_STRIDES } from './config.ts';
 import { initializeFresh, seededRandom } from './init.ts';
@@ -47,8 +48,9 @@ export function yolo9TrainingHooks(create: (size: string, sd: StateDict) => Dete
       const l = b.scope('loss', () => emitYolo9Loss(b, levels, inputs.targets, { ...shape, nc: net.nc }));
       return { total: l.total, components: { box: l.box, dfl: l.dfl, cls: l.cls }, numFg: l.numFg };
     },
-    // The core's TRAIN_DEFAULTS are YOLOv9's.
+    // The core's TRAIN_DEFAULTS and augmentation recipe are YOLOv9's.
     defaults: {},
+    augment: BASE_RECIPE,
     adaptClasses: (sd, size, nc, seed) => yolo9ForClasses(sd, nc, seed, (s) => create(size, s)),
     initialize: (network, seed) => initializeFresh(asYolo9(network), seed),
   };

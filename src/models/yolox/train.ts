@@ -5,6 +5,7 @@
  * setup (also when fine-tuning), and the class-layer rebuild for another class count.
  */
 import type { HostTensor } from '../../graph/tensor.ts';
+import { STANDARD_STEPS, type AugmentRecipe } from '../../data/recipe.ts';
 import { mulberry32 } from '../../util/random.ts';
 import type { DetectionNetwork, ScheduleInputs, StateDict, TrainingHooks } from '../registry.ts';
 import { ASSIGNED, asYolox, yoloxAssigner } from './assign.ts';
@@ -21,6 +22,14 @@ export const YOLOX_TRAIN_DEFAULTS: Readonly<Record<string, unknown>> = {
   mosaic_prob: 1.0, mixup_prob: 1.0, hsv_prob: 1.0, flip_prob: 0.5, degrees: 10.0, translate: 0.1, shear: 2.0,
   mosaic_scale: [0.1, 2.0], mixup_scale: [0.5, 1.5], ema: true, ema_decay: 0.9998, max_labels: 50, name: 'exp',
 };
+
+/**
+ * The original's pipeline: every mosaic goes through the random affine onto the input, then mixup,
+ * HSV and flip; mosaic (and the mixup after it) stop for the last `no_aug_epochs`.
+ */
+export const YOLOX_AUGMENT: AugmentRecipe = [
+  STANDARD_STEPS.mosaic, STANDARD_STEPS.randomAffine, STANDARD_STEPS.mixup, STANDARD_STEPS.hsv, STANDARD_STEPS.flip,
+];
 
 /**
  * The original's WarmupCosineScheduler per optimizer step i: lr0 (i/W)^2 during W warm-up steps,
@@ -89,6 +98,6 @@ export function yoloxTrainingHooks(create: (size: string, sd: StateDict) => Dete
     initialize: (network, seed) => initializeYolox(asYolox(network), seed),
     onSetup: setBiasPrior,
     schedule: yoloxSchedule,
-    mosaicAffine: true,
+    augment: YOLOX_AUGMENT,
   };
 }
