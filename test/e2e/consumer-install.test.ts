@@ -82,6 +82,8 @@ describe('installing the npm pack tarball into a project, offline', { concurrenc
     const cmd = 'ONNXRUNTIME_NODE_INSTALL=skip npm ci';
     const r = await sh(cmd, dir, env);
     assert.equal(r.code, 0, describeRun(cmd, r));
+    // Only onnxruntime-node is listed as not covered (the project has no allowScripts), never libreyolo or another.
+    for (const m of r.stderr.matchAll(/^npm warn install-scripts {3}(\S+)@/gm)) assert.equal(m[1], 'onnxruntime-node', describeRun(cmd, r));
     assert.doesNotMatch(r.stderr, /Unknown (project|user|env) config/);
     if (process.platform === 'linux' && process.arch === 'x64') assert.ok(!existsSync(join(dir, CUDA_PROVIDER)), 'the CUDA provider was not downloaded');
 
@@ -151,11 +153,16 @@ describe('installing the npm pack tarball into a project, offline', { concurrenc
     assert.match(bad.stdout, /wrong\.ts\(3,7\): error TS2322: Type 'number' is not assignable to type 'string'/);
   });
 
-  it('"allowScripts": { "onnxruntime-node": false } in the project installs it too', async () => {
-    const dir = project('allow-scripts', { allowScripts: { 'onnxruntime-node': false } });
+  it('the README\'s `npm pkg set allowScripts.onnxruntime-node=false --json` installs it too, and npm prints nothing to act on (no install-scripts warning, none for libreyolo\'s prepare)', async () => {
+    const dir = project('allow-scripts');
+    const set = 'npm pkg set allowScripts.onnxruntime-node=false --json';
+    assert.match(readFileSync(join(REPO_ROOT, 'README.md'), 'utf8'), new RegExp(`\`${set.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} && npm install\\s+libreyolo\``), 'the README says this command');
+    const s = await sh(set, dir, env);
+    assert.equal(s.code, 0, describeRun(set, s));
     const cmd = 'npm ci';
     const r = await sh(cmd, dir, env);
     assert.equal(r.code, 0, describeRun(cmd, r));
+    assert.doesNotMatch(r.stderr, /install-scripts|npm warn|libreyolo|prepare/, describeRun(cmd, r));
     if (process.platform === 'linux' && process.arch === 'x64') assert.ok(!existsSync(join(dir, CUDA_PROVIDER)), 'the CUDA provider was not downloaded');
     const help = await sh('npx libreyolo --version', dir, env);
     assert.equal(help.code, 0, describeRun('npx libreyolo --version', help));
