@@ -13,7 +13,8 @@
  * changed command fails here instead of silently running long.
  */
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -112,6 +113,7 @@ function documentBlocks(): DocBlock[] {
 
 const blocks = documentBlocks();
 const firstTs = blocks.findIndex((b) => b.lang === 'ts');
+const lastReadme = blocks.map((b) => b.file).lastIndexOf('README.md');
 const where = (b: { file: string }, line: number) => `${b.file}:${line}`;
 const snippetFile = (b: DocBlock) => `readme-snippet-${b.file.replace(/\W+/g, '-')}-${b.line}.mts`;
 
@@ -121,10 +123,12 @@ describe('README.md and docs/*.md run as written', { concurrency: 1 }, () => {
   let env: NodeJS.ProcessEnv;
   let server: Server;
   const hubRequests: string[] = [];
+  let copied: Set<string>;
 
   before(async () => {
     parent = mkdtempSync(join(tmpdir(), 'libreyolo-readme-'));
     clone = copyWorkingTree(parent);
+    copied = new Set(readdirSync(clone));
     server = createServer((req, res) => {
       hubRequests.push(req.url ?? '');
       const file = HUB_FILES.get(req.url ?? '');
@@ -188,6 +192,20 @@ describe('README.md and docs/*.md run as written', { concurrency: 1 }, () => {
         }
         assert.equal(r.code, 0, describeRun(text, r));
         checkCommentedOutput(text, command, r.stdout, describeRun(text, r));
+      });
+    }
+    if (index === lastReadme) {
+      it("what README.md's commands made (runs/, weights/, dist/, ...) is in .gitignore, so git status stays clean", () => {
+        const made = readdirSync(clone).filter((f) => !copied.has(f) && !f.startsWith('readme-snippet-'));
+        assert.ok(made.length > 0, 'the README made something');
+        // The clone is no git checkout: its .gitignore is read by git in an empty repository beside it.
+        const repo = join(parent, 'ignore-check');
+        mkdirSync(repo);
+        copyFileSync(join(clone, '.gitignore'), join(repo, '.gitignore'));
+        assert.equal(spawnSync('git', ['init', '-q'], { cwd: repo }).status, 0);
+        const ignored = spawnSync('git', ['check-ignore', '--no-index', ...made.map((f) => statSync(join(clone, f)).isDirectory() ? `${f}/` : f)], { cwd: repo, encoding: 'utf8' });
+        const listed = new Set(ignored.stdout.split('\n').filter(Boolean).map((f) => f.replace(/\/$/, '')));
+        assert.deepEqual(made.filter((f) => !listed.has(f)), [], `made by README.md and not in .gitignore (all made: ${made.join(', ')})`);
       });
     }
   });
