@@ -17,7 +17,7 @@ import { loadCheckpointFile } from './weights/checkpoint.ts';
 import { defaultNamesText, familyEngineOptions, modelFromCheckpoint, namesOrDefault } from './models/from-checkpoint.ts';
 import { checkCount, checkNames, checkToken, metadataError, raiseWith, shown } from './weights/model-metadata.ts';
 import { limit } from './util/limits.ts';
-import { resolveTask } from './models/tasks.ts';
+import { canonicalTask, resolveTask } from './models/tasks.ts';
 import { resolveWeights, type ResolveWeightsOptions } from './models/hub.ts';
 import type { Warn } from './util/warn.ts';
 
@@ -120,7 +120,7 @@ async function loadOnnxModel(path: string, options: LoadOptions): Promise<LibreY
   const mdW = count('imgsz_w', 'imgsz') ?? mdImgsz;
   const [h, w] = [input.shape[2], input.shape[3]];
   const staticHW = typeof h === 'number' && typeof w === 'number';
-  const fallbackSide = family ? familyImgsz(family, mdSize ?? '') : 640;
+  const fallbackSide = family ? familyImgsz(family, mdSize ?? '', mdTask === undefined ? undefined : canonicalTask(mdTask)) : 640;
   const imgsz: [number, number] = staticHW ? [h, w] : [mdH ?? fallbackSide, mdW ?? fallbackSide];
   const dynamic = input.shape.some((d) => typeof d !== 'number');
   let nc = count('nc', 'classes') ?? NaN;
@@ -187,7 +187,9 @@ function onnxTask(path: string, family: ModelFamily, declared: string | undefine
   if (task === 'segment') {
     const want = family.segment?.maskOutputs ?? [];
     const missing = want.filter((n) => !outputNames.includes(n));
-    if (missing.length || outputNames.length !== want.length + 1) {
+    // The box output(s) first (one, or the export pair a family converts back), then the mask outputs.
+    const boxOutputs = family.onnx?.toPredictLayout ? outputNames.length - want.length : 1;
+    if (missing.length || boxOutputs < 1 || outputNames.length !== want.length + boxOutputs) {
       throw metadataError(path, 'task', `is 'segment', but its outputs are ${outputNames.join(', ')}; a ${family.name} segment export has a box output then ${want.join(', ')}`);
     }
   }

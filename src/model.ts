@@ -5,7 +5,7 @@
 import { existsSync } from 'node:fs';
 import { LibreYOLOError } from './errors.ts';
 import type { HostTensor } from './graph/tensor.ts';
-import { checkFamilyImgsz, checkpointImgsz, type DetectionNetwork, type ModelFamily } from './models/registry.ts';
+import { checkFamilyImgsz, checkpointImgsz, familyImgszStride, type DetectionNetwork, type ModelFamily } from './models/registry.ts';
 import { resolveSources, type ImageSource } from './data/sources.ts';
 import type { RawPixels } from './data/image.ts';
 import { resolvePredictOptions, type PredictOptions, type ResolvedPredictOptions } from './predict/options.ts';
@@ -268,7 +268,7 @@ export class LibreYOLOModel {
   /** Validates everything before loading any image, then yields results as they complete. */
   private async *streamResults(source: ImageSource | ImageSource[], options: PredictOptions, onKind?: SourceKindCheck, validation = false): AsyncGenerator<Results> {
     this.ensureOpen();
-    const opts = resolvePredictOptions(options as Record<string, unknown>, { names: this.names, imgszStride: this.family.imgszStride }, this.warn);
+    const opts = resolvePredictOptions(options as Record<string, unknown>, { names: this.names, imgszStride: familyImgszStride(this.family, this.size, this.task) }, this.warn);
     if (opts.cudaGraph !== 'off') this.requireGraphSupport();
     if (opts.device !== undefined) await this.to(opts.device);
     this.checkTaskGates(opts);
@@ -315,7 +315,7 @@ export class LibreYOLOModel {
     const video = String(source instanceof URL ? source.href : source);
     return new VideoRun(async function* (this: LibreYOLOModel, run: VideoRun) {
       this.ensureOpen();
-      const opts = resolvePredictOptions(options as Record<string, unknown>, { names: this.names, imgszStride: this.family.imgszStride }, this.warn);
+      const opts = resolvePredictOptions(options as Record<string, unknown>, { names: this.names, imgszStride: familyImgszStride(this.family, this.size, this.task) }, this.warn);
       if (opts.cudaGraph !== 'off') this.requireGraphSupport();
       if (opts.device !== undefined) await this.to(opts.device);
       this.checkTaskGates(opts);
@@ -346,7 +346,7 @@ export class LibreYOLOModel {
       this.ensureOpen();
       checkTrackTask(this.task);
       const split = splitTrackOptions(options as Record<string, unknown>, this.warn);
-      const opts = resolvePredictOptions(split.detector as Record<string, unknown>, { names: this.names, imgszStride: this.family.imgszStride }, this.warn);
+      const opts = resolvePredictOptions(split.detector as Record<string, unknown>, { names: this.names, imgszStride: familyImgszStride(this.family, this.size, this.task) }, this.warn);
       if (opts.cudaGraph !== 'off') this.requireGraphSupport();
       if (opts.device !== undefined) await this.to(opts.device);
       let tracker: ByteTracker;
@@ -413,7 +413,7 @@ export class LibreYOLOModel {
       if (loaded.mismatched.length === 0) {
         // The model becomes what LibreYOLO(checkpoint) would load: names, input size, file.
         if (metadata.names) Object.assign(this.names, metadata.names);
-        this.inputSize = checkpointImgsz(this.family, this.size, metadata.imgsz);
+        this.inputSize = checkpointImgsz(this.family, this.size, metadata.imgsz, this.task);
         this.weightsFile = checkpoint;
         this.weightsFormat = format;
         await this.engine.releaseSessions(); // sessions rebuild from the new weights on next use
@@ -480,7 +480,7 @@ export class LibreYOLOModel {
   /** Per part of the network, the element type its kernels really ran in (one profiled forward). */
   async precisionReport(options: { imgsz?: number | [number, number] } = {}): Promise<PrecisionReport> {
     this.ensureOpen();
-    const imgsz = normalizeImgsz(options.imgsz, this.family.imgszStride, this.warn) ?? this.imgsz;
+    const imgsz = normalizeImgsz(options.imgsz, familyImgszStride(this.family, this.size, this.task), this.warn) ?? this.imgsz;
     const fileHalf = this.format === 'onnx' && this.recipe === null && this.metadata.half === 'True';
     const io = fileHalf ? { input: 'float16', output: 'float16' } : { input: 'float32', output: 'float32' };
     return precisionReport(this.engine, imgsz, this.precision, io);
@@ -503,7 +503,7 @@ export class LibreYOLOModel {
   async captureGraph(options: CaptureGraphOptions = {}): Promise<void> {
     this.ensureOpen();
     this.requireGraphSupport();
-    const [h, w] = normalizeImgsz(options.imgsz, this.family.imgszStride, this.warn) ?? this.imgsz;
+    const [h, w] = normalizeImgsz(options.imgsz, familyImgszStride(this.family, this.size, this.task), this.warn) ?? this.imgsz;
     checkFamilyImgsz(this.family, [h, w]);
     const batch = options.batch ?? 1;
     if (!Number.isInteger(batch) || batch < 1) throw new LibreYOLOError('config_range_error', `batch must be a positive integer, got ${String(batch)}`);

@@ -6,6 +6,7 @@
 import { LibreYOLOError } from '../errors.ts';
 import type { HostTensor } from '../graph/tensor.ts';
 import type { CheckpointModel } from '../models/from-checkpoint.ts';
+import { familyImgszStride } from '../models/registry.ts';
 import { resolvePredictOptions, type PredictOptions } from '../predict/options.ts';
 import { runPredict, type PredictContext } from '../predict/predictor.ts';
 import type { Results } from '../predict/results.ts';
@@ -63,7 +64,7 @@ export class BrowserModel {
   async *stream(source: BrowserImageSource | BrowserImageSource[], options: PredictOptions = {}): AsyncGenerator<Results> {
     this.ensureOpen();
     const { stream: _, ...rest } = options;
-    const opts = resolvePredictOptions(rest as Record<string, unknown>, { names: this.names, imgszStride: this.family.imgszStride }, this.warn);
+    const opts = resolvePredictOptions(rest as Record<string, unknown>, { names: this.names, imgszStride: familyImgszStride(this.family, this.size, this.task) }, this.warn);
     if (opts.cudaGraph !== 'off') throw new LibreYOLOError('config_unsupported', 'cuda_graph is not available in the browser build');
     if (opts.device !== undefined && opts.device !== this.device) {
       throw new LibreYOLOError('config_unsupported', `device is chosen at load in the browser build (this model runs on '${this.device}'); load it again with { device }`);

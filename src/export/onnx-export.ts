@@ -19,7 +19,7 @@ import type { SessionEngine } from '../runtime/engine.ts';
 import { flag } from '../predict/options.ts';
 import { defaultWarn, type Warn } from '../util/warn.ts';
 import { normalizeImgsz } from '../util/imgsz.ts';
-import { checkFamilyImgsz } from '../models/registry.ts';
+import { checkFamilyImgsz, familyImgszStride } from '../models/registry.ts';
 
 /** What export reads of a model (the `LibreYOLOModel` facade is one). */
 export interface ExportSource {
@@ -99,7 +99,7 @@ export async function exportOnnx(model: ExportSource, options: ExportOptions, wa
   if (!Number.isInteger(opset) || opset < minOpset) throw new LibreYOLOError('config_range_error', `opset must be an integer >= ${minOpset} for ${model.family.name} models, got ${options.opset}`);
   const batch = options.batch ?? 1;
   if (!Number.isInteger(batch) || batch < 1) throw new LibreYOLOError('config_range_error', `batch must be >= 1, got ${options.batch}`);
-  const imgsz = normalizeImgsz(options.imgsz, model.family.imgszStride) ?? model.imgsz;
+  const imgsz = normalizeImgsz(options.imgsz, familyImgszStride(model.family, model.size, model.task)) ?? model.imgsz;
   checkFamilyImgsz(model.family, imgsz);
   const dynamic = flag('dynamic', options.dynamic);
   const half = flag('half', options.half);

@@ -8,7 +8,7 @@ import { COCO_NAMES } from '../data/coco.ts';
 import type { LoadedCheckpoint, CheckpointMetadata } from '../weights/checkpoint-bytes.ts';
 import { parseWeightName } from './hub-names.ts';
 import { checkNamesCover } from '../weights/model-metadata.ts';
-import { checkpointImgsz, detectFamily, listFamilies, type DetectionNetwork, type ModelFamily } from './index.ts';
+import { checkpointImgsz, detectFamily, familySizes, listFamilies, type DetectionNetwork, type ModelFamily } from './index.ts';
 import { canonicalTask, resolveTask } from './tasks.ts';
 
 export interface CheckpointModel {
@@ -66,8 +66,9 @@ export function modelFromCheckpoint(ckpt: LoadedCheckpoint, path: string, option
   }
   const named = parseWeightName(path);
   const size = meta.size ?? family.detectSize(ckpt.stateDict) ?? options.size ?? (named?.family === family.name ? named.size : undefined);
-  if (!size || !family.sizes.includes(size)) {
-    const what = size ? `its size '${size}' is not one of ${family.sizes.join(', ')}` : `its layer widths match none of the sizes ${family.sizes.join(', ')}`;
+  const sizes = familySizes(family, task);
+  if (!size || !sizes.includes(size)) {
+    const what = size ? `its size '${size}' is not one of ${sizes.join(', ')}${task === 'detect' ? '' : ` (${task})`}` : `its layer widths match none of the sizes ${sizes.join(', ')}`;
     const advice = 'Re-download the weights or re-save them from the original model; from the API, LibreYOLO(path, { size }) names the size when the file does not.';
     throw new LibreYOLOError('model_load_failed', `Cannot load ${path}: it looks like a ${family.name} checkpoint, but ${what}. ${advice}`, { suggestion: advice });
   }
@@ -85,7 +86,7 @@ export function modelFromCheckpoint(ckpt: LoadedCheckpoint, path: string, option
   return {
     family, size, task,
     names: familyNames ? Object.fromEntries(familyNames.map((n, i) => [i, n])) : namesOrDefault(meta.names, network.nc),
-    imgsz: checkpointImgsz(family, size, meta.imgsz),
+    imgsz: checkpointImgsz(family, size, meta.imgsz, task),
     network,
     metadata: meta,
   };

@@ -2,7 +2,8 @@
  * Official weight names: which family and size a published file name is, and its Hugging Face URL.
  * No I/O, so the browser build resolves the same names to the same URLs.
  */
-import { listFamilies, type ModelFamily } from './index.ts';
+import { familySizes, listFamilies, type ModelFamily } from './index.ts';
+import { TASK_SUFFIXES } from './tasks.ts';
 
 export const DEFAULT_ENDPOINT = 'https://huggingface.co';
 export interface WeightName {
@@ -28,7 +29,7 @@ export function taskSuffixes(f: ModelFamily): readonly string[] {
 export function parseWeightName(fileName: string): WeightName | null {
   for (const f of listFamilies()) {
     const suffixes = taskSuffixes(f).filter((t) => t !== '');
-    const re = new RegExp(`${escapeRe(f.filenamePrefix)}(${f.sizes.map(escapeRe).join('|')})(${suffixes.map(escapeRe).join('|')})?\\.pt`, 'i');
+    const re = new RegExp(`${escapeRe(f.filenamePrefix)}(${[...f.sizes].sort((a, b) => b.length - a.length).map(escapeRe).join('|')})(${suffixes.map(escapeRe).join('|')})?\\.pt`, 'i');
     const m = re.exec(fileName);
     if (!m) continue;
     const size = m[1]!.toLowerCase();
@@ -43,5 +44,5 @@ export function weightsUrl(stem: string, endpoint: string = DEFAULT_ENDPOINT): s
 }
 
 export function knownWeightNames(): string[] {
-  return listFamilies().flatMap((f) => f.sizes.flatMap((s) => taskSuffixes(f).map((t) => `${f.filenamePrefix}${s}${t}.pt`)));
+  return listFamilies().flatMap((f) => taskSuffixes(f).flatMap((t) => familySizes(f, t === '' ? 'detect' : TASK_SUFFIXES[t] ?? t).map((s) => `${f.filenamePrefix}${s}${t}.pt`)));
 }

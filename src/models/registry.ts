@@ -152,15 +152,26 @@ export interface MaskInputs {
 
 /**
  * Instance segmentation (task `segment`) of a family: candidates with their source rows, the
- * shared NMS and max_det in between, then the masks of the kept rows.
+ * shared NMS (or top-k) and max_det in between, then the masks of the kept rows.
  */
 export interface SegmentHooks {
   /** Output names of the segment predict graph and export after the box output, in order. */
   readonly maskOutputs: readonly string[];
-  /** Candidate boxes (mapped to the original image) of one image, each with its source row (anchor). */
-  candidates(inputs: MaskInputs, conf: number): DetectionSet & { source: Int32Array };
+  /**
+   * Candidate boxes (mapped to the original image) of one image, each with its source row (anchor),
+   * for the shared NMS; absent for an NMS-free family (postprocess `topk`): the shared top-k over
+   * `output` picks the rows, each with its query as source.
+   */
+  candidates?(inputs: MaskInputs, conf: number): DetectionSet & { source: Int32Array };
   /** The masks of the kept candidates `source`, at the original image size. */
   masks(inputs: MaskInputs, source: Int32Array): MaskSet;
+}
+
+/** The size table of one task of a family (`ModelFamily.taskSizes`). */
+export interface TaskSizeTable {
+  readonly sizes: readonly string[];
+  readonly inputSizes: Readonly<Record<string, number>>;
+  readonly imgszStride: Readonly<Record<string, number>>;
 }
 
 /** What a family's network offers the rest of the library. */
@@ -334,6 +345,12 @@ export interface ModelFamily {
    */
   readonly inputSizes?: Readonly<Record<string, number>>;
   /**
+   * Tasks whose networks differ in their size table (RF-DETR-seg: other sizes, inputs and patch):
+   * per task, its sizes (a subset of `sizes`), the input side of each, and the stride input sizes
+   * must be multiples of for each. A task not listed uses `sizes`, `inputSizes` and `imgszStride`.
+   */
+  readonly taskSizes?: Readonly<Record<string, TaskSizeTable>>;
+  /**
    * Candidate boxes of one image from its `[rows, cols]` slot (at `offset`) of the network output,
    * by the family's own scoring and box mapping; per-class NMS at `iou`, score order, `max_det`
    * and then the class filter follow in the predict path. Default: the `[4+nc, anchors]` xyxy +
@@ -409,9 +426,20 @@ export function familyTasks(family: ModelFamily): readonly string[] {
   return family.tasks ?? ['detect'];
 }
 
-/** The default input side of a size. */
-export function familyImgsz(family: ModelFamily, size: string): number {
-  return family.inputSizes?.[size] ?? family.defaultImgsz;
+/** The sizes a family builds for `task`. */
+export function familySizes(family: ModelFamily, task = 'detect'): readonly string[] {
+  return family.taskSizes?.[task]?.sizes ?? family.sizes;
+}
+
+/** The default input side of a size (of `task`, default detect). */
+export function familyImgsz(family: ModelFamily, size: string, task = 'detect'): number {
+  const table = family.taskSizes?.[task];
+  return (table ? table.inputSizes[size] : family.inputSizes?.[size]) ?? family.defaultImgsz;
+}
+
+/** Input sizes of a size (of `task`) must be multiples of this. */
+export function familyImgszStride(family: ModelFamily, size: string, task = 'detect'): number {
+  return family.taskSizes?.[task]?.imgszStride[size] ?? family.imgszStride;
 }
 
 /**
@@ -420,8 +448,9 @@ export function familyImgsz(family: ModelFamily, size: string): number {
  * which keep their size's input as the original does. A model that trained keeps the same rule, so
  * it predicts at the size `LibreYOLO('best.pt')` would.
  */
-export function checkpointImgsz(family: ModelFamily, size: string, declared: unknown): [number, number] {
-  const side = !family.inputSizes && typeof declared === 'number' && Number.isInteger(declared) && declared > 0 ? declared : familyImgsz(family, size);
+export function checkpointImgsz(family: ModelFamily, size: string, declared: unknown, task = 'detect'): [number, number] {
+  const perSize = family.taskSizes?.[task] ?? family.inputSizes;
+  const side = !perSize && typeof declared === 'number' && Number.isInteger(declared) && declared > 0 ? declared : familyImgsz(family, size, task);
   return [side, side];
 }
 

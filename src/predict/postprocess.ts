@@ -9,7 +9,7 @@
  * stable sorts keep.
  */
 
-import type { DetectionSet } from '../models/registry.ts';
+import { postprocessSpec, type DetectionSet, type ModelFamily } from '../models/registry.ts';
 
 /** N x 4 xyxy in original-image pixels, scores, class ids stored as floats (like the reference's Boxes.cls). */
 export type Detections = DetectionSet;
@@ -251,6 +251,12 @@ export const DEFAULT_MAX_DET = 300;
  * un-mapping; boxes are clamped (and empty ones dropped) only with `clip`.
  */
 function selectTopK(out: Float32Array, offset: number, A: number, nc: number, opts: PostprocessOptions, k: number): Detections {
+  const { source: _source, ...det } = selectTopKRows(out, offset, A, nc, opts, k);
+  return det;
+}
+
+/** `selectTopK` with the query each kept pair came from (repeated when a query is picked for two classes). */
+export function selectTopKRows(out: Float32Array, offset: number, A: number, nc: number, opts: PostprocessOptions, k: number): Detections & { source: Int32Array } {
   const total = A * nc;
   const count = Math.min(opts.maxDet === DEFAULT_MAX_DET ? k : opts.maxDet, total);
   const scores = new Float32Array(total);
@@ -264,6 +270,7 @@ function selectTopK(out: Float32Array, offset: number, A: number, nc: number, op
   const clip = opts.clip ?? true;
   const box = new Float32Array(4);
   const det: Detections = { xyxy: new Float32Array(count * 4), conf: new Float32Array(count), cls: new Float32Array(count) };
+  const source = new Int32Array(count);
   let n = 0;
   for (const t of order) {
     const s = scores[t]!;
@@ -280,9 +287,10 @@ function selectTopK(out: Float32Array, offset: number, A: number, nc: number, op
     det.xyxy.set(box, n * 4);
     det.conf[n] = s;
     det.cls[n] = c;
+    source[n] = a;
     n++;
   }
-  return { xyxy: det.xyxy.slice(0, n * 4), conf: det.conf.slice(0, n), cls: det.cls.slice(0, n) };
+  return { xyxy: det.xyxy.slice(0, n * 4), conf: det.conf.slice(0, n), cls: det.cls.slice(0, n), source: source.slice(0, n) };
 }
 
 /** Keeps rows whose class is listed, then the first `maxDet` of them (rows are already score-ordered). */
@@ -321,4 +329,14 @@ export function postprocessDetections(
   if (opts.classes == null) return detect(output, offset, numAnchors, nc, opts, opts.maxDet);
   const det = detect(output, offset, numAnchors, nc, opts, Math.max(opts.maxDet, CLASS_FILTER_MIN_DET));
   return filterClasses(det, opts.classes, opts.maxDet);
+}
+
+/** The family's postprocess as options: NMS (agnostic or not) or the NMS-free top-k with its column map for `columns` score columns and `nc` classes. */
+export function postprocessKind(family: ModelFamily, columns: number, nc: number): { agnostic?: boolean; topk?: number; clip?: boolean; columnClasses?: Int32Array } {
+  const spec = postprocessSpec(family);
+  if (spec.kind === 'topk') {
+    const map = spec.columnClasses?.(columns, nc) ?? null;
+    return { topk: spec.k, ...(spec.clip !== undefined ? { clip: spec.clip } : {}), ...(map ? { columnClasses: map } : {}) };
+  }
+  return spec.agnostic ? { agnostic: true } : {};
 }

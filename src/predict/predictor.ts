@@ -8,7 +8,7 @@ import { LibreYOLOError } from '../errors.ts';
 import type { RgbImage } from '../data/rgb-image.ts';
 import type { SourceItem } from '../data/sources.ts';
 import type { HostTensor } from '../graph/tensor.ts';
-import { checkFamilyImgsz, postprocessSpec, type ModelFamily } from '../models/registry.ts';
+import { checkFamilyImgsz, type ModelFamily } from '../models/registry.ts';
 import type { ForwardResult } from '../runtime/engine.ts';
 import { span } from '../runtime/spans.ts';
 import type { Warn } from '../util/warn.ts';
@@ -18,7 +18,7 @@ import { emptyDetections, familyDetections, mergeDetections, truncate } from './
 import { validationPlanFor } from './preprocess.ts';
 import { mergeTiles } from './tile-merge.ts';
 import { runChunks, type ImageOutput, type Job, type LoadErrorHandler, type PipelineContext } from './pipeline.ts';
-import { CLASS_FILTER_MIN_DET, filterClasses, postprocessDetections, type Detections } from './postprocess.ts';
+import { CLASS_FILTER_MIN_DET, filterClasses, postprocessDetections, postprocessKind, type Detections } from './postprocess.ts';
 import { Boxes, Results } from './results.ts';
 import type { Masks } from './masks.ts';
 import { mergeSegmentViews, segmentDetections, type SegmentView } from './segment.ts';
@@ -61,15 +61,6 @@ function pipelineCtx(ctx: PredictContext, eager = false): PipelineContext {
 }
 
 /** The family's decode choice as postprocess options, for an output of `columns` score rows. */
-function postprocessKind(family: ModelFamily, columns: number, nc: number): { agnostic?: boolean; topk?: number; clip?: boolean; columnClasses?: Int32Array } {
-  const spec = postprocessSpec(family);
-  if (spec.kind === 'topk') {
-    const map = spec.columnClasses?.(columns, nc) ?? null;
-    return { topk: spec.k, ...(spec.clip !== undefined ? { clip: spec.clip } : {}), ...(map ? { columnClasses: map } : {}) };
-  }
-  return spec.agnostic ? { agnostic: true } : {};
-}
-
 /** Detections of one image from its slot of the raw output. */
 function detectionsOf<T>(ctx: PredictContext, o: ImageOutput<T>, opts: { conf: number; iou: number; maxDet: number; classes: number[] | null }): Detections {
   const post = {
@@ -113,7 +104,7 @@ async function savePlain(image: RgbImage, result: Results, item: SourceItem, ind
 
 async function finish(ctx: PredictContext, o: ImageOutput<ItemMeta>, opts: ResolvedPredictOptions, isBatch: boolean): Promise<Results> {
   const t0 = performance.now();
-  const { det, masks } = ctx.task === 'segment' ? segmentDetections(ctx.family, o, opts) : { det: detectionsOf(ctx, o, opts), masks: null };
+  const { det, masks } = ctx.task === 'segment' ? segmentDetections(ctx.family, o, { ...opts, nc: ctx.nc }) : { det: detectionsOf(ctx, o, opts), masks: null };
   const result = makeResults(ctx, det, o.image, o.meta.item, withLoad({ preprocess: o.preprocessMs, inference: o.inferenceMs, postprocess: performance.now() - t0 }, o.loadMs), masks);
   await savePlain(o.image, result, o.meta.item, o.meta.index, opts, isBatch);
   result.wall_ms = o.waitMs + performance.now() - t0;
@@ -240,7 +231,7 @@ async function predictAugmented(ctx: PredictContext, item: SourceItem, index: nu
       inference += o.inferenceMs;
       load += o.loadMs;
       if (ctx.task === 'segment') {
-        const { det, masks } = segmentDetections(ctx.family, o, viewOpts);
+        const { det, masks } = segmentDetections(ctx.family, o, { ...viewOpts, nc: ctx.nc });
         segmented.push({ det: unmapView(det, o.meta, image.width, image.height), masks, flipped: o.meta.flipped });
       } else {
         parts.push(unmapView(detectionsOf(ctx, o, viewOpts), o.meta, image.width, image.height));

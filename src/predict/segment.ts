@@ -1,12 +1,15 @@
 /**
- * Instance segmentation of one image: the family's candidates (each with its source row), the shared
- * per-class NMS, max_det, the class filter, then the family's masks for the rows that survived, so
- * masks are only ever assembled for the final detections.
+ * Instance segmentation of one image: the family's candidates (each with its source row) through the
+ * shared per-class NMS, max_det and the class filter, or for an NMS-free family the shared top-k
+ * over (query, class) pairs (a query may be picked for several classes) and the class filter; then
+ * the family's masks for the rows that survived, so masks are only ever assembled for the final
+ * detections.
  */
-import type { ModelFamily, MaskInputs } from '../models/registry.ts';
+import type { DetectionSet, ModelFamily, MaskInputs } from '../models/registry.ts';
 import { LibreYOLOError } from '../errors.ts';
 import { span } from '../runtime/spans.ts';
 import { batchedNms, concatDetections, select } from './merge.ts';
+import { postprocessKind, selectTopKRows } from './postprocess.ts';
 import { flipRuns } from '../data/masks/rle.ts';
 import { Masks } from './masks.ts';
 import type { ImageOutput } from './pipeline.ts';
@@ -17,6 +20,21 @@ export interface SegmentOptions {
   iou: number;
   maxDet: number;
   classes: readonly number[] | null;
+  /** The model's class count, for an NMS-free family's column map (default: the output's score columns). */
+  nc?: number;
+}
+
+/** The NMS-free rows of one image: top-k pairs with k capped at the query count (the seg sizes' num_select), the strict conf threshold. */
+function topkCandidates<T>(family: ModelFamily, o: ImageOutput<T>, opts: SegmentOptions): DetectionSet & { source: Int32Array } {
+  const columns = o.rows - 4;
+  const post = {
+    conf: opts.conf, iou: opts.iou, maxDet: opts.maxDet,
+    ratio: o.plan.ratio, origWidth: o.image.width, origHeight: o.image.height,
+    ...(o.plan.ratioY !== undefined ? { ratioY: o.plan.ratioY } : {}),
+    ...postprocessKind(family, columns, opts.nc ?? columns),
+  };
+  if (post.topk === undefined) throw new LibreYOLOError('config_unsupported', `${family.displayName} segment models need candidates from their family (it has NMS postprocess).`);
+  return selectTopKRows(o.output, o.offset, o.anchors, columns, post, Math.min(post.topk, o.anchors));
 }
 
 export function segmentDetections<T>(family: ModelFamily, o: ImageOutput<T>, opts: SegmentOptions): { det: Detections; masks: Masks | null } {
@@ -29,8 +47,9 @@ export function segmentDetections<T>(family: ModelFamily, o: ImageOutput<T>, opt
     origWidth: o.image.width, origHeight: o.image.height,
   };
   const { det, source } = span('nms', 'postprocess', () => {
-    const cand = hooks.candidates(inputs, opts.conf);
-    let rows = batchedNms(cand.xyxy, cand.conf, cand.cls, opts.iou);
+    const cand = hooks.candidates ? hooks.candidates(inputs, opts.conf) : topkCandidates(family, o, opts);
+    // The top-k already applied max_det (as its k).
+    let rows = hooks.candidates ? batchedNms(cand.xyxy, cand.conf, cand.cls, opts.iou) : Array.from(cand.conf, (_, r) => r);
     if (opts.maxDet >= 0) rows = rows.slice(0, opts.maxDet);
     // The class filter runs on the final detections, as the original's result wrapper does.
     if (opts.classes) {

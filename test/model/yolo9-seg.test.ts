@@ -27,6 +27,7 @@ import { buildExportGraph } from '../../src/runtime/graph-engine.ts';
 import { serializeModel, summarizeModel } from '../../src/graph/onnx.ts';
 import { exportMetadata } from '../../src/export/metadata.ts';
 import { fixture, REPO_ROOT } from '../helpers/fixtures.ts';
+import { assertWithinFloors, compareAsSets, referenceDetections } from '../helpers/seg-fixture.ts';
 
 const PHOTO = join(REPO_ROOT, 'test/assets/parkour.jpg');
 const tmp = mkdtempSync(join(tmpdir(), 'libreyolo-seg-'));
@@ -40,49 +41,6 @@ const manifest = JSON.parse(readFileSync(fixture('yolo9t_seg_ref_manifest.json')
 /** Pixels of each reference mask within 1e-4 of probability 0.5: how many a float32 port may flip. */
 const nearThreshold = (key: string): number[] => ((manifest.topk_gaps[key] as Record<string, Record<string, number[]>>)['mask_near_0.5_pixels']!)['lt_0.0001']!;
 const floor = (k: string): number => 2 * manifest.fp32_vs_fp64[k]!.max_abs;
-
-/** The reference detections of one case, masks as runs. */
-function referenceDetections(io: Map<string, HostTensor>, prefix: string, suffix: string): Array<{ box: Float32Array; cls: number; score: number; runs: Int32Array }> {
-  const boxes = io.get(`${prefix}boxes_xyxy${suffix}`)!.data as Float32Array;
-  const scores = io.get(`${prefix}scores${suffix}`)!.data as Float32Array;
-  const classes = io.get(`${prefix}classes${suffix}`)!.data as BigInt64Array;
-  const rle = io.get(`${prefix}masks_rle${suffix}`)!.data as Int32Array;
-  const offsets = io.get(`${prefix}masks_rle_offsets${suffix}`)!.data as BigInt64Array;
-  return Array.from(scores, (score, i) => ({
-    box: boxes.subarray(4 * i, 4 * i + 4), cls: Number(classes[i]), score, runs: rle.subarray(Number(offsets[i]), Number(offsets[i + 1])),
-  }));
-}
-
-/**
- * Matches our detections to the reference's as sets (same class, nearest box), then counts the
- * differing pixels of each matched mask; returns per reference row [box error, differing pixels].
- */
-function compareAsSets(got: { xyxy: Float32Array; cls: Float32Array; runs: readonly Int32Array[] }, ref: ReturnType<typeof referenceDetections>): Array<{ box: number; pixels: number }> {
-  assert.equal(got.cls.length, ref.length, 'detection count');
-  const used = new Set<number>();
-  const out: Array<{ box: number; pixels: number }> = new Array(ref.length);
-  for (let i = 0; i < got.cls.length; i++) {
-    let best = -1, err = Infinity;
-    ref.forEach((r, j) => {
-      if (used.has(j) || r.cls !== got.cls[i]) return;
-      let d = 0;
-      for (let q = 0; q < 4; q++) d = Math.max(d, Math.abs(r.box[q]! - got.xyxy[4 * i + q]!));
-      if (d < err) { err = d; best = j; }
-    });
-    assert.ok(best >= 0, `detection ${i} (class ${got.cls[i]}) has no reference partner`);
-    used.add(best);
-    out[best] = { box: err, pixels: runsXorCount(got.runs[i]!, ref[best]!.runs) };
-  }
-  return out;
-}
-
-function assertWithinFloors(label: string, cmp: Array<{ box: number; pixels: number }>, allowed: number[], diagnostic: (m: string) => void): void {
-  diagnostic(`${label}: differing pixels per mask ${cmp.map((c) => c.pixels).join(',')} (allowed ${allowed.join(',')}); max box error ${Math.max(...cmp.map((c) => c.box)).toExponential(2)} px`);
-  cmp.forEach((c, i) => {
-    assert.ok(c.box <= 1e-2, `${label} detection ${i}: box error ${c.box} px`);
-    assert.ok(c.pixels <= allowed[i]!, `${label} mask ${i}: ${c.pixels} pixels differ, more than its ${allowed[i]} near-threshold pixels`);
-  });
-}
 
 const resultRows = (r: Results) => ({ xyxy: r.boxes.xyxyData, cls: r.boxes.clsData, runs: r.masks?.runs ?? [] });
 

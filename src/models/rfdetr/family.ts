@@ -3,26 +3,38 @@
  * upstream state dicts with their `module.`/`model.`/`_orig_mod.` prefixes), size from the
  * position-embedding table, nc from the class head (nc + 1 columns), Pillow-stretch + ImageNet
  * preprocessing, the NMS-free top-k over queries x (nc + 1) columns with unclipped boxes, the
- * original's export layout (`input` -> `dets`, `labels`) and its quantize keep-float list.
+ * original's export layout (`input` -> `dets`, `labels`, and `masks` for segment) and its quantize
+ * keep-float list. Task segment (RF-DETR-seg n..xx): recognised by `segmentation_head.*` keys, its own
+ * size table (segmentation.md 3.1), masks from the shared top-k's queries (rfdetr/masks.ts).
  */
 import { COCO91_TO_COCO80, COCO_NAMES } from '../../data/coco.ts';
 import { LibreYOLOError } from '../../errors.ts';
 import type { HostTensor } from '../../graph/tensor.ts';
 import { queriesToPredictLayout } from '../detr/query-layout.ts';
 import { DEFAULT_CAPABILITIES, type ModelFamily } from '../registry.ts';
-import { RFDETR_CONFIGS, RFDETR_SIZES, type RfdetrSize } from './config.ts';
+import { RFDETR_CONFIGS, RFDETR_SEG_CONFIGS, RFDETR_SEG_SIZES, RFDETR_SIZES, rfdetrInputDivisor, rfdetrSizes, type RfdetrSizeConfig, type RfdetrTask } from './config.ts';
+import { rfdetrSegment } from './masks.ts';
 import { initializeRfdetr } from './init.ts';
 import { RfdetrNetwork } from './network.ts';
-import { loadRfdetrStateDict, normalizeStateDict } from './state-dict.ts';
+import { loadRfdetrStateDict, normalizeStateDict, stripPrefixes } from './state-dict.ts';
 
 const PE_KEY = 'backbone.0.encoder.encoder.embeddings.position_embeddings';
 const CLASS_BIAS_KEY = 'class_embed.bias';
 const DETECT_QUERIES = RFDETR_CONFIGS.n.numQueries;
-const SIZE_BY_PE_ROWS: Record<number, RfdetrSize> = Object.fromEntries(RFDETR_SIZES.map((s) => [RFDETR_CONFIGS[s].peGrid ** 2 + 1, s]));
+const byPeRows = (table: Record<string, RfdetrSizeConfig>): Record<number, string> => Object.fromEntries(Object.entries(table).map(([s, c]) => [c.peGrid ** 2 + 1, s]));
+/** Size by position-table rows; a segment checkpoint (mask head keys) reads the segment table. */
+const SIZE_BY_PE_ROWS = { detect: byPeRows(RFDETR_CONFIGS), segment: byPeRows(RFDETR_SEG_CONFIGS) };
+const SEG_KEY = /^segmentation_head\./;
+const isSegmentKeys = (keys: Iterable<string>): boolean => { for (const k of keys) if (SEG_KEY.test(stripPrefixes(k))) return true; return false; };
+const taskTable = (table: Record<string, RfdetrSizeConfig>) => ({
+  sizes: Object.keys(table),
+  inputSizes: Object.fromEntries(Object.entries(table).map(([s, c]) => [s, c.resolution])),
+  imgszStride: Object.fromEntries(Object.entries(table).map(([s, c]) => [s, rfdetrInputDivisor(c)])),
+});
 
-/** Heads of the other RF-DETR tasks: recognised so they are refused clearly (detection only here). */
+/** Heads of the RF-DETR tasks not run here: recognised so they are refused clearly. */
 const OTHER_TASK_KEYS: Array<[RegExp, string]> = [
-  [/^segmentation_head\./, 'segmentation'], [/^keypoint_head\./, 'pose'], [/^angle_embed\./, 'OBB'],
+  [/^keypoint_head\./, 'pose'], [/^angle_embed\./, 'OBB'],
 ];
 
 /**
@@ -50,7 +62,13 @@ export const rfdetrFamily: ModelFamily = {
   name: 'rfdetr',
   displayName: 'RF-DETR',
   filenamePrefix: 'LibreRFDETR',
-  sizes: RFDETR_SIZES,
+  weightTaskSuffixes: ['', '-seg'],
+  // Every size of any task; detection builds n/s/m/l, segment n..xx (taskSizes).
+  sizes: RFDETR_SEG_SIZES,
+  tasks: ['detect', 'segment'],
+  taskFromKeys: (keys) => (isSegmentKeys(keys) ? 'segment' : null),
+  segment: rfdetrSegment,
+  taskSizes: { detect: taskTable(RFDETR_CONFIGS), segment: taskTable(RFDETR_SEG_CONFIGS) },
   defaultImgsz: RFDETR_CONFIGS.n.resolution,
   inputSizes: Object.fromEntries(RFDETR_SIZES.map((s) => [s, RFDETR_CONFIGS[s].resolution])),
   // H and W multiples of patch (16) x windows (2); any such size runs (the position table is resized).
@@ -84,17 +102,19 @@ export const rfdetrFamily: ModelFamily = {
   },
 
   detectSize(stateDict) {
-    const rows = normalizeStateDict(stateDict).get(PE_KEY)?.dims[1];
-    return rows === undefined ? null : SIZE_BY_PE_ROWS[rows] ?? null;
+    const sd = normalizeStateDict(stateDict);
+    const rows = sd.get(PE_KEY)?.dims[1];
+    return rows === undefined ? null : SIZE_BY_PE_ROWS[isSegmentKeys(sd.keys()) ? 'segment' : 'detect'][rows] ?? null;
   },
 
-  create({ size, nc, stateDict }) {
-    if (!(RFDETR_SIZES as readonly string[]).includes(size)) {
-      throw new LibreYOLOError('model_load_failed', `Unknown rfdetr size '${size}'. Sizes: ${RFDETR_SIZES.join(', ')}.`);
+  create({ size, nc, stateDict, task }) {
+    const t: RfdetrTask = task === 'segment' ? 'segment' : 'detect';
+    const sizes = rfdetrSizes(t);
+    if (!sizes.includes(size)) {
+      throw new LibreYOLOError('model_load_failed', `Unknown rfdetr ${t === 'segment' ? 'segment ' : ''}size '${size}'. Sizes: ${sizes.join(', ')}.`);
     }
-    const s = size as RfdetrSize;
     if (!stateDict) {
-      const net = new RfdetrNetwork({ size: s, nc: nc ?? 80 });
+      const net = new RfdetrNetwork({ size, nc: nc ?? 80, task: t });
       initializeRfdetr(net);
       return net;
     }
@@ -108,8 +128,8 @@ export const rfdetrFamily: ModelFamily = {
     const k = sd.get(CLASS_BIAS_KEY)?.dims[0];
     if (!k || k < 2) throw new LibreYOLOError('model_load_failed', `Checkpoint has no RF-DETR class head (${CLASS_BIAS_KEY} is missing).`);
     // The head has nc + 1 columns; the checkpoint's width wins over any requested nc.
-    const net = new RfdetrNetwork({ size: s, nc: k - 1 });
-    loadRfdetrStateDict(net, sd, { peGrid: RFDETR_CONFIGS[s].peGrid });
+    const net = new RfdetrNetwork({ size, nc: k - 1, task: t });
+    loadRfdetrStateDict(net, sd, { peGrid: net.config.peGrid });
     return net;
   },
 };

@@ -17,6 +17,7 @@ import { RFDETR_COMMON as C, rfdetrConfig, rfdetrSizes, type RfdetrSizeConfig, t
 import { DinoV2, tokenGrid, type BackboneGeometry, type TokenGrid } from './dinov2.ts';
 import { TransformerDecoder } from './decoder.ts';
 import { MultiScaleProjector } from './projector.ts';
+import { SegmentationHead } from './segmentation.ts';
 
 class Backbone extends Module {
   readonly encoder: DinoV2;
@@ -102,6 +103,8 @@ export class RfdetrNetwork extends Module {
   readonly transformer: Transformer;
   readonly classEmbed: Linear;
   readonly bboxEmbed: MLP;
+  /** The mask head (task segment only). */
+  readonly segmentationHead: SegmentationHead | null;
   readonly refpointEmbed: Embedding;
   readonly queryFeat: Embedding;
   readonly backbone: ModuleList<Backbone>;
@@ -121,6 +124,7 @@ export class RfdetrNetwork extends Module {
     this.transformer = this.addModule('transformer', new Transformer(cfg.decLayers, k));
     this.classEmbed = this.addModule('class_embed', new Linear(d, k));
     this.bboxEmbed = this.addModule('bbox_embed', new MLP(d, d, 4, 3));
+    this.segmentationHead = this.task === 'segment' ? this.addModule('segmentation_head', new SegmentationHead(cfg.decLayers)) : null;
     this.refpointEmbed = this.addModule('refpoint_embed', new Embedding(rows, 4));
     this.queryFeat = this.addModule('query_feat', new Embedding(rows, d));
     this.backbone = this.addModule('backbone', new ModuleList([new Backbone(cfg.peGrid, cfg)]));
@@ -157,6 +161,7 @@ export class RfdetrNetwork extends Module {
       return concat(b, [transpose(b, xyxy, [0, 2, 1]), transpose(b, preciseSigmoid(b, out.logits), [0, 2, 1])], 1);
     });
     b.output('output', decoded, 'float32', [batch, 4 + this.nc + 1, this.config.numQueries]);
+    if (out.masks) b.output('masks', out.masks, 'float32', [batch, this.config.numQueries, Math.floor(height / 4), Math.floor(width / 4)]);
   }
 
   /**
@@ -176,7 +181,9 @@ export class RfdetrNetwork extends Module {
     const nk = this.nc + 1;
     b.output('dets', out.boxes, 'float32', [batch, q, 4]);
     b.output('labels', out.logits, 'float32', [batch, q, nk]);
+    if (out.masks) b.output('masks', out.masks, 'float32', [batch, q, Math.floor(height / 4), Math.floor(width / 4)]);
     if (!raw) return;
+    if (out.taps.queryFeatures) b.output('seg_query_features', out.taps.queryFeatures, 'float32', [batch, q, C.hiddenDim]);
     const n = grid.hp * grid.wp;
     b.output('pos_embed', out.taps.posEmbed!, 'float32', [1, n + 1, C.vitDim]);
     out.taps.stages!.forEach((s, j) => b.output(`dino_stage${C.outFeatureIndexes[j]}`, s, 'float32', [batch, C.vitDim, grid.hp, grid.wp]));
@@ -192,8 +199,8 @@ export class RfdetrNetwork extends Module {
   }
 
   forward(b: GraphBuilder, input: string, grid: TokenGrid, opts: { raw: boolean; injected: string | null; fused: boolean }): {
-    boxes: string; logits: string;
-    taps: { posEmbed?: string; stages?: string[]; projector?: string; maxLogit?: string; topk?: string; encLogits?: string; encBoxes?: string; aux?: Map<number, { logits: string; boxes: string }> };
+    boxes: string; logits: string; masks: string | null;
+    taps: { queryFeatures?: string; posEmbed?: string; stages?: string[]; projector?: string; maxLogit?: string; topk?: string; encLogits?: string; encBoxes?: string; aux?: Map<number, { logits: string; boxes: string }> };
   } {
     const bb = this.backbone.at(0);
     const { stages, posEmbed, p4 } = b.scope('backbone', () => b.scope('0', () => {
@@ -243,11 +250,15 @@ export class RfdetrNetwork extends Module {
       boxes: applyBoxDelta(b, this.bboxEmbed.emit(b, hs.get(l)!), ref),
     }));
     const final = heads(last);
-    if (!opts.raw) return { ...final, taps: {} };
+    const head = this.segmentationHead;
+    const seg = head ? b.scope('segmentation_head', () => head.forward(b, p4, hs.get(last)!, grid.hp * this.config.patchSize, grid.wp * this.config.patchSize, q)) : null;
+    const masks = seg?.masks ?? null;
+    if (!opts.raw) return { ...final, masks, taps: {} };
     const aux = new Map([...wanted].map((l) => [l, heads(l)] as const));
     return {
       ...final,
-      taps: { posEmbed, stages, projector: p4, maxLogit: enc.maxLogit, topk: enc.topk, encLogits: enc.logits, encBoxes: enc.boxes, aux },
+      masks,
+      taps: { ...(seg ? { queryFeatures: seg.queryFeatures } : {}), posEmbed, stages, projector: p4, maxLogit: enc.maxLogit, topk: enc.topk, encLogits: enc.logits, encBoxes: enc.boxes, aux },
     };
   }
 }

@@ -10,7 +10,7 @@
  */
 import type { HostTensor } from '../../graph/tensor.ts';
 import { letterboxGeometry } from '../../data/letterbox.ts';
-import { bilinearTaps, tapRange, type BilinearTaps } from '../../data/masks/resize.ts';
+import { bilinearTaps, resampleWindow, thresholdWindow, type BilinearTaps } from '../../data/masks/resize.ts';
 import { RunBuilder } from '../../data/masks/rle.ts';
 import { LibreYOLOError } from '../../errors.ts';
 import type { DetectionSet, MaskInputs, MaskSet, SegmentHooks } from '../registry.ts';
@@ -83,42 +83,6 @@ function planOf(inputs: MaskInputs, Hp: number, Wp: number): Plan {
   };
 }
 
-/**
- * Resamples `src` (a `[r0, r1) x [c0, c1)` window of a larger map, zero elsewhere) through row and
- * column taps; returns the window of the output that can be nonzero, limited to `maxRows x maxCols`.
- * Separable: each source row of the window is interpolated along x once, then output rows mix two of
- * those (the same sums as the 2-D formula wa * (wp * a + wq * b) + wb * (wp * c + wq * d)).
- */
-function resampleWindow(src: Float32Array, r0: number, r1: number, c0: number, c1: number, rows: BilinearTaps, cols: BilinearTaps, maxRows: number, maxCols: number):
-  { data: Float32Array; r0: number; r1: number; c0: number; c1: number } {
-  const [y0, y1raw] = tapRange(rows, r0, r1);
-  const [x0, x1raw] = tapRange(cols, c0, c1);
-  const y1 = Math.min(y1raw, maxRows), x1 = Math.min(x1raw, maxCols);
-  const h = Math.max(0, y1 - y0), w = Math.max(0, x1 - x0);
-  const out = new Float32Array(h * w);
-  if (h === 0 || w === 0) return { data: out, r0: y0, r1: y0, c0: x0, c1: x0 };
-  const sw = c1 - c0, sh = r1 - r0;
-  // Along x: one row of w values per source row of the window.
-  const across = new Float64Array(sh * w);
-  for (let x = 0; x < w; x++) {
-    const ox = x0 + x;
-    const p = cols.i0[ox]! - c0, q = cols.i1[ox]! - c0, wp = cols.w0[ox]!, wq = cols.w1[ox]!;
-    const pIn = p >= 0 && p < sw, qIn = q >= 0 && q < sw;
-    for (let r = 0; r < sh; r++) {
-      const row = r * sw;
-      across[r * w + x] = wp * (pIn ? src[row + p]! : 0) + wq * (qIn ? src[row + q]! : 0);
-    }
-  }
-  for (let y = 0; y < h; y++) {
-    const oy = y0 + y;
-    const a = rows.i0[oy]! - r0, b = rows.i1[oy]! - r0, wa = rows.w0[oy]!, wb = rows.w1[oy]!;
-    const aIn = a >= 0 && a < sh, bIn = b >= 0 && b < sh;
-    const o = y * w;
-    for (let x = 0; x < w; x++) out[o + x] = wa * (aIn ? across[a * w + x]! : 0) + wb * (bIn ? across[b * w + x]! : 0);
-  }
-  return { data: out, r0: y0, r1: y0 + h, c0: x0, c1: x0 + w };
-}
-
 /** The masks of anchors `source`, at the original image size. */
 function masks(inputs: MaskInputs, source: Int32Array): MaskSet {
   const pred = output(inputs, 'output');
@@ -158,17 +122,7 @@ function masks(inputs: MaskInputs, source: Int32Array): MaskSet {
     // Prototypes -> canvas (content rows/columns only), then content -> original size.
     const canvas = resampleWindow(prob, i0, i1, j0, j1, plan.up.rows, plan.up.cols, plan.newH, plan.newW);
     if (canvas.r1 > canvas.r0 && canvas.c1 > canvas.c0) {
-      const full = resampleWindow(canvas.data, canvas.r0, canvas.r1, canvas.c0, canvas.c1, plan.down.rows, plan.down.cols, H0, W0);
-      const w = full.c1 - full.c0;
-      for (let y = full.r0; y < full.r1; y++) {
-        const row = (y - full.r0) * w;
-        let start = -1;
-        for (let x = 0; x <= w; x++) {
-          const on = x < w && full.data[row + x]! > 0.5;
-          if (on && start < 0) start = x;
-          else if (!on && start >= 0) { builder.set(y * W0 + full.c0 + start, y * W0 + full.c0 + x); start = -1; }
-        }
-      }
+      thresholdWindow(resampleWindow(canvas.data, canvas.r0, canvas.r1, canvas.c0, canvas.c1, plan.down.rows, plan.down.cols, H0, W0), 0.5, W0, builder);
     }
     runs.push(builder.finish());
   }
