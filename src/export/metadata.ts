@@ -11,6 +11,8 @@ export interface ExportMetadataInput {
   imgsz: [number, number];
   dynamic: boolean;
   precision: 'fp32' | 'fp16' | 'bf16';
+  /** `supported_tasks` and `default_task` name only the model's own task (RF-DETR's exporter); default: the original's whole task list and detect. */
+  ownTaskOnly?: boolean;
   /** A quantize recipe baked into the file (its IO stays float32, so `half` stays False). */
   quantRecipe?: 'fp16' | 'bf16';
 }
@@ -25,8 +27,8 @@ export function exportMetadata(m: ExportMetadataInput): Map<string, string> {
     ['size', m.size],
     ['model_size', m.size],
     ['task', m.task],
-    ['supported_tasks', JSON.stringify(SUPPORTED_TASKS).replace(/,/g, ', ')],
-    ['default_task', 'detect'],
+    ['supported_tasks', JSON.stringify(m.ownTaskOnly ? [m.task] : SUPPORTED_TASKS).replace(/,/g, ', ')],
+    ['default_task', m.ownTaskOnly ? m.task : 'detect'],
     ['nc', nc],
     ['nb_classes', nc],
     ['names', names],

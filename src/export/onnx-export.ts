@@ -117,6 +117,7 @@ export async function exportOnnx(model: ExportSource, options: ExportOptions, wa
   graph.metadata = exportMetadata({
     version: VERSION, family: model.family.name, size: model.size, task: model.task, names: model.names,
     imgsz, dynamic, precision: half ? 'fp16' : recipe ?? 'fp32', ...(recipe ? { quantRecipe: recipe } : {}),
+    ...(model.family.exportOwnTaskOnly ? { ownTaskOnly: true } : {}),
   });
   const overwrite = flag('overwrite', options.overwrite);
   const wanted = resolve(options.output_path ?? defaultExportPath(model, precisionSuffix(half, recipe)));

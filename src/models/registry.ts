@@ -330,6 +330,8 @@ export interface ModelFamily {
   readonly fixedImgsz?: readonly number[];
   /** Default and lowest ONNX opset of its exports (LayerNormalization needs 17); default 13. */
   readonly exportOpset?: number;
+  /** Export metadata lists only the model's own task (`supported_tasks='["segment"]'`, `default_task`), as the original's RF-DETR exporter. */
+  readonly exportOwnTaskOnly?: boolean;
   /** A `dynamic` export frees the batch axis only; H and W stay the export size (the graph bakes size-dependent constants). */
   readonly staticExportSize?: boolean;
   readonly capabilities: FamilyCapabilities;
@@ -429,6 +431,11 @@ export function familyTasks(family: ModelFamily): readonly string[] {
 /** The sizes a family builds for `task`. */
 export function familySizes(family: ModelFamily, task = 'detect'): readonly string[] {
   return family.taskSizes?.[task]?.sizes ?? family.sizes;
+}
+
+/** The first task (in the family's order) that builds `size`: a size only segmentation has (RF-DETR x) is a segment size. */
+export function familySizeTask(family: ModelFamily, size: string): string {
+  return familyTasks(family).find((t) => familySizes(family, t).includes(size)) ?? 'detect';
 }
 
 /** The default input side of a size (of `task`, default detect). */

@@ -12,7 +12,7 @@ import * as ort from 'onnxruntime-node';
 import sharp from 'sharp';
 import { DEFAULT_MODEL_PATH } from '../../src/assets.ts';
 import { LibreYOLO } from '../../src/load.ts';
-import { familyImgsz, listFamilies } from '../../src/models/index.ts';
+import { familyImgsz, familySizeTask, listFamilies } from '../../src/models/index.ts';
 import { TRAIN_DEFAULTS } from '../../src/train/config.ts';
 import { VERSION } from '../../src/version.ts';
 import { runCli } from '../helpers/cli.ts';
@@ -66,12 +66,14 @@ describe('libreyolo version, checks, models, formats, cfg, info, metadata', () =
     for (const f of listFamilies()) {
       const got = families.find((x) => x.name === f.name)!;
       assert.deepEqual(got.sizes, [...f.sizes]);
-      for (const s of f.sizes) assert.equal(got.default_imgsz[s], familyImgsz(f, s));
+      for (const s of f.sizes) assert.equal(got.default_imgsz[s], familyImgsz(f, s, familySizeTask(f, s)));
       assert.deepEqual(got.cli_names, f.sizes.map((s) => `${f.name}-${s}`));
     }
     const text = await runCli(['models'], cwd);
     assert.match(text.stdout, /^Available models:\n\n {2}yolo9 \(YOLOv9, trainable\):\n {4}Sizes: +t, s, m, c\n/);
     assert.match(text.stdout, /\n {4}Input: +n=416, t=416, s=640, m=640, l=640, x=640\n/);
+    // RF-DETR's segment-only sizes show the segment input.
+    assert.match(text.stdout, /\n {4}Input: +n=384, s=512, m=576, l=704, x=624, xx=768\n/);
   });
 
   it('formats: text and --json', async () => {

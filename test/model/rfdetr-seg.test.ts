@@ -6,7 +6,7 @@
  * predict session and through an exported .onnx (dets, labels, masks) reloaded by LibreYOLO().
  */
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import * as ort from 'onnxruntime-node';
@@ -18,7 +18,8 @@ import type { RfdetrNetwork } from '../../src/models/rfdetr/network.ts';
 import { resolveTask } from '../../src/models/tasks.ts';
 import { getFamily } from '../../src/models/index.ts';
 import type { Results } from '../../src/predict/results.ts';
-import { readSafetensors } from '../../src/weights/safetensors.ts';
+import { readSafetensors, writeSafetensors } from '../../src/weights/safetensors.ts';
+import { runsXorCount } from '../../src/data/masks/rle.ts';
 import { fixture, REPO_ROOT } from '../helpers/fixtures.ts';
 import { normalizeU8 } from '../helpers/rfdetr-fixture.ts';
 import { assertWithinFloors, compareAsSets, mergeRfdetrSegNano, referenceDetections } from '../helpers/seg-fixture.ts';
@@ -126,6 +127,34 @@ describe('parity with the original RF-DETR-seg n', () => {
     checkPhoto('photo', r, (m) => t.diagnostic(m));
   });
 
+  it('batch 2 and stream give each image the masks it gets alone', async () => {
+    const sample = join(REPO_ROOT, 'assets/sample.jpg');
+    const alone = [await model.predictOne(PHOTO, { conf: 0.3 }), await model.predictOne(sample, { conf: 0.3 })];
+    assert.ok(alone.every((r) => r.masks && r.masks.length > 0), 'both images have masks at conf 0.3');
+    const batched = await model.predict([PHOTO, sample], { conf: 0.3, batch: 2 });
+    const streamed: Results[] = [];
+    for await (const r of model.predict([PHOTO, sample], { conf: 0.3, stream: true })) streamed.push(r);
+    for (const got of [batched, streamed]) {
+      got.forEach((r, i) => {
+        assert.deepEqual(r.masks?.shape, alone[i]!.masks?.shape, `image ${i}`);
+        const diff = r.masks!.runs.reduce((n, runs, k) => n + runsXorCount(runs, alone[i]!.masks!.runs[k]!), 0);
+        assert.ok(diff <= 20, `image ${i}: ${diff} mask pixels differ from the single-image run`);
+      });
+    }
+  });
+
+  it('a seg checkpoint whose mask head has the wrong shape is refused naming the key; detection asked of seg weights fails on their unexpected keys', async () => {
+    const bad = new Map(merged.stateDict);
+    bad.set('segmentation_head.blocks.1.dwconv.weight', { dtype: 'float32', dims: [256, 1, 5, 5], data: new Float32Array(256 * 25) });
+    const badPath = join(dir, 'bad-head-seg.safetensors');
+    writeFileSync(badPath, writeSafetensors(bad, { model_family: 'rfdetr', size: 'n', task: 'segment' }));
+    await assert.rejects(LibreYOLO(badPath, { progress: false }),
+      /Shape mismatch for segmentation_head\.blocks\.1\.dwconv\.weight: checkpoint has \[256, 1, 5, 5\], the rfdetr-n network expects \[256, 1, 3, 3\]/);
+    const bare = join(dir, 'bare.safetensors');
+    writeFileSync(bare, writeSafetensors(merged.stateDict, {}));
+    await assert.rejects(LibreYOLO(bare, { progress: false, task: 'detect' }), /Unexpected RF-DETR checkpoint keys: \['transformer\.decoder\.layers\.2\./);
+  });
+
   it('an exported .onnx (dets, labels, masks; opset 17; task segment) reloads through LibreYOLO() with the same parity', async (t) => {
     const onnxPath = await model.export({ format: 'onnx', output_path: join(dir, 'rfdetrn-seg.onnx') });
     const summary = summarizeModel(new Uint8Array(readFileSync(onnxPath)));
@@ -133,6 +162,8 @@ describe('parity with the original RF-DETR-seg n', () => {
     assert.equal(summary.opset, manifest.onnx.opset['ai.onnx']);
     assert.equal(summary.metadata.get('task'), 'segment');
     assert.equal(summary.metadata.get('segmentation'), 'true');
+    assert.equal(summary.metadata.get('supported_tasks'), '["segment"]');
+    assert.equal(summary.metadata.get('default_task'), 'segment');
     const onnx = await LibreYOLO(onnxPath, { progress: false, threads: 2 });
     try {
       assert.equal(onnx.task, 'segment');

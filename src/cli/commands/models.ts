@@ -1,6 +1,6 @@
 /** `libreyolo models`: every registered family with its sizes, names and default input sizes. */
 import { Command } from 'commander';
-import { familyImgsz, listFamilies } from '../../models/index.ts';
+import { familyImgsz, familySizes, familySizeTask, familyTasks, listFamilies } from '../../models/index.ts';
 import { printResult, withOutputFlags, type OutputFlags } from '../output.ts';
 
 export function modelFamiliesReport(): Array<Record<string, unknown>> {
@@ -8,10 +8,13 @@ export function modelFamiliesReport(): Array<Record<string, unknown>> {
     name: f.name,
     display_name: f.displayName,
     sizes: [...f.sizes],
-    default_imgsz: Object.fromEntries(f.sizes.map((s) => [s, familyImgsz(f, s)])),
+    // A size only one task builds (RF-DETR-seg x, xx) shows that task's input.
+    default_imgsz: Object.fromEntries(f.sizes.map((s) => [s, familyImgsz(f, s, familySizeTask(f, s))])),
+    // The sizes of each task (RF-DETR-seg adds x, xx).
+    task_sizes: Object.fromEntries(familyTasks(f).map((t) => [t, [...familySizes(f, t)]])),
     // `yolo9-t`: fresh weights for train and profile; the published weights load by file name.
     cli_names: f.sizes.map((s) => `${f.name}-${s}`),
-    weights: f.sizes.map((s) => `${f.filenamePrefix}${s}.pt`),
+    weights: familySizes(f).map((s) => `${f.filenamePrefix}${s}.pt`),
     trainable: Boolean(f.train),
   }));
 }

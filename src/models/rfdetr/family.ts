@@ -83,6 +83,7 @@ export const rfdetrFamily: ModelFamily = {
   defaultNames: (networkNc) => (networkNc === 90 ? COCO_NAMES : null),
   // The original's export: opset 17 (LayerNormalization), dynamic batch only, H and W static.
   exportOpset: 17,
+  exportOwnTaskOnly: true,
   staticExportSize: true,
   // Heads, the patch embedding and the ref-point MLP stay float (substring match).
   quantize: { keepFloat: ['class_embed', 'bbox_embed', 'angle_embed', 'keypoint_head', 'segmentation_head', 'embeddings', 'ref_point', 'dfl'] },
