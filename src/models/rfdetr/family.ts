@@ -71,7 +71,8 @@ export const rfdetrFamily: ModelFamily = {
   taskSizes: { detect: taskTable(RFDETR_CONFIGS), segment: taskTable(RFDETR_SEG_CONFIGS) },
   defaultImgsz: RFDETR_CONFIGS.n.resolution,
   inputSizes: Object.fromEntries(RFDETR_SIZES.map((s) => [s, RFDETR_CONFIGS[s].resolution])),
-  // H and W multiples of patch (16) x windows (2); any such size runs (the position table is resized).
+  // Detection: H and W multiples of patch (16) x windows (2); any such size runs (the position table
+  // is resized). Segment sizes have their own (12 for n, 24 otherwise: taskSizes).
   imgszStride: 32,
   // The original's flags: batched predict (the base default) and flip-only TTA (fixed-square resize).
   capabilities: { ...DEFAULT_CAPABILITIES, SUPPORTS_BATCHED_PREDICT: true, TTA_FIXED_SIZE: true },
