@@ -1,11 +1,13 @@
 /**
  * The CLI side of predict/track on a video: a progress bar while frames go through, then one summary
  * (frames, frames per second, tracks) and the saved video's path; with --json one object holding
- * every frame's detections (with `frame_idx`, and `track_id` per box when tracking).
+ * every frame's detections (with `frame_idx`, `track_id` per box when tracking and each mask's
+ * contour with a segment model), in the shape predict prints for images.
  */
 import { basename } from 'node:path';
 import type { Results } from '../predict/results.ts';
 import type { VideoRun } from '../predict/video.ts';
+import { jsonDetections } from './result-json.ts';
 import { VideoProgress } from './video-progress.ts';
 
 export interface VideoCliOptions {
@@ -23,12 +25,7 @@ function jsonFrame(r: Results): Record<string, unknown> {
     frame_idx: r.frame_idx,
     path: r.path,
     original_shape: r.orig_shape,
-    detections: r.summary().map((d) => ({
-      class: d.name, class_id: d.class,
-      confidence: Math.round(d.confidence * 1e4) / 1e4,
-      bbox_xyxy: [d.box.x1, d.box.y1, d.box.x2, d.box.y2].map((v) => Math.round(v * 10) / 10),
-      ...(d.track_id !== undefined ? { track_id: d.track_id } : {}),
-    })),
+    detections: jsonDetections(r),
   };
 }
 

@@ -6,28 +6,16 @@
 import { LibreYOLOError } from '../errors.ts';
 import { resolveTrackConfig, trackConfigFromKwargs, type TrackConfig } from '../track/config.ts';
 import type { Warn } from '../util/warn.ts';
-import type { PredictOptions } from './options.ts';
+import { flag, type PredictOptions } from './options.ts';
 
-export interface TrackOptions extends Partial<TrackConfig> {
-  /** NMS IoU threshold of the detector. Default 0.45. */
-  iou?: number;
-  imgsz?: number | [number, number];
-  /** Detector class filter (applied before tracking). */
-  classes?: number[] | number | null;
-  max_det?: number;
+/** Detector keys passed on to predict's option checks, with predict's meaning and defaults. */
+const DETECTOR_KEYS = ['iou', 'imgsz', 'classes', 'max_det', 'vid_stride', 'stream_buffer', 'batch', 'device', 'project_dir', 'show', 'half', 'cuda_graph'] as const satisfies ReadonlyArray<keyof PredictOptions>;
+
+export interface TrackOptions extends Partial<TrackConfig>, Pick<PredictOptions, typeof DETECTOR_KEYS[number]> {
   /** Write the annotated video: `runs/track/<stem>.mp4` (`<stem>2.mp4`, ... when taken). */
   save?: boolean;
   /** The saved video's file path (or a folder for `<stem>.mp4`). */
   output_path?: string;
-  /** Keep every N-th frame; the tracker sees only those. Default 1. */
-  vid_stride?: number;
-  /** Live streams: queue every frame (true) or keep only the newest (false, default). */
-  stream_buffer?: boolean;
-  /** Consecutive frames per forward. Default 1. */
-  batch?: number;
-  device?: string | number;
-  /** Where `runs/` lives (default: cwd). */
-  project_dir?: string;
   /** A ready `TrackConfig`; tracker keys beside it are then ignored (with a warning). */
   tracker_config?: Partial<TrackConfig>;
   /** Ours: keep the model's tracker (and its ids) across `track()` calls. Default false: ids restart at 1 per call. */
@@ -36,19 +24,10 @@ export interface TrackOptions extends Partial<TrackConfig> {
   track_conf?: number;
   /** Ignored as in the original (no test-time augmentation while tracking); warns. */
   augment?: boolean;
-  /** Refused: Node has no window system; use `save`. */
-  show?: boolean;
-  half?: boolean;
-  cuda_graph?: boolean | 'auto' | string | null;
 }
 
 /** Keys `track()` itself reads; everything else is a `TrackConfig` key or unknown. */
-const CALL_KEYS = new Set([
-  'iou', 'imgsz', 'classes', 'max_det', 'save', 'output_path', 'vid_stride', 'stream_buffer', 'batch', 'device', 'project_dir',
-  'tracker_config', 'persist', 'track_conf', 'augment', 'show', 'half', 'cuda_graph',
-]);
-/** Detector keys passed on to predict's option checks. */
-const DETECTOR_KEYS = ['iou', 'imgsz', 'classes', 'max_det', 'vid_stride', 'stream_buffer', 'batch', 'device', 'project_dir', 'show', 'half', 'cuda_graph'] as const;
+const CALL_KEYS = new Set<string>([...DETECTOR_KEYS, 'save', 'output_path', 'tracker_config', 'persist', 'track_conf', 'augment']);
 
 export interface SplitTrackOptions {
   config: TrackConfig;
@@ -76,11 +55,7 @@ export function splitTrackOptions(raw: Record<string, unknown>, warn: Warn): Spl
   if (raw.augment === true) warn('augment is ignored by track(), as in the original: tracking runs without test-time augmentation.');
   const detector: Record<string, unknown> = { conf: config.track_low_thresh };
   for (const k of DETECTOR_KEYS) if (raw[k] !== undefined) detector[k] = raw[k];
-  const bool = (k: string): boolean => {
-    const v = raw[k];
-    if (v !== undefined && typeof v !== 'boolean') throw new LibreYOLOError('config_type_error', `${k} must be true or false, got ${JSON.stringify(v)}`);
-    return v === true;
-  };
+  const bool = (k: string): boolean => flag(k, raw[k]);
   return {
     config, detector: detector as PredictOptions, save: bool('save'), persist: bool('persist'),
     outputPath: raw.output_path === undefined ? undefined : String(raw.output_path),

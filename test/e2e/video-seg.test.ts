@@ -19,6 +19,7 @@ import { drawMasks } from '../../src/predict/draw-masks.ts';
 import { trackSvg } from '../../src/predict/frame-draw.ts';
 import { detectionsSvg, drawDetections, encodeImage } from '../../src/predict/save.ts';
 import { openVideo } from '../../src/video/reader.ts';
+import { runCli } from '../helpers/cli.ts';
 import { fixture, REPO_ROOT } from '../helpers/fixtures.ts';
 
 const FRAMES = 4;
@@ -109,6 +110,19 @@ describe('segment model on a video: saved frames carry the masks', () => {
     for await (const r of run) results.push(r);
     assert.ok(run.saved_path, 'a saved video');
     await assertMasksDrawn(source, await frames(run.saved_path), results);
+  });
+
+  it('--json gives each frame\'s mask contours as for images (and track ids when tracking)', async () => {
+    for (const command of ['predict', 'track']) {
+      const r = await runCli([command, `model=${fixture('yolo9t_seg_ref.pt')}`, `source=${video}`, '--json',
+        ...(command === 'predict' ? ['conf=0.05'] : ['track_high_thresh=0.05', 'track_low_thresh=0.02', 'new_track_thresh=0.05'])], dir);
+      assert.equal(r.code, 0, r.stderr);
+      const out = JSON.parse(r.stdout) as { results: Array<{ detections: Array<{ segments?: { x: number[] }; track_id?: number }> }> };
+      const dets = out.results.flatMap((f) => f.detections);
+      assert.ok(dets.length > 0, `${command}: detections`);
+      assert.ok(dets.every((d) => d.segments && d.segments.x.length >= 3), `${command}: a contour per detection`);
+      assert.ok(dets.every((d) => (d.track_id !== undefined) === (command === 'track')), `${command}: track ids only when tracking`);
+    }
   });
 
   it('track save=true (boxes by id, masks by class)', async () => {

@@ -13,6 +13,7 @@ import { CliExit } from '../report.ts';
 import { checkRange, parseClasses, parseImgsz, parseInteger, parseNumber } from '../values.ts';
 import { DEFAULT_MODEL, SAMPLE_IMAGE } from '../../assets.ts';
 import { isVideoSource } from '../../video/sources.ts';
+import { jsonDetections } from '../result-json.ts';
 import { runVideoCli } from '../video-run.ts';
 
 /** `true`/`false`/`1`/`0` for a valued boolean option. */
@@ -77,12 +78,7 @@ function jsonResult(r: Results): Record<string, unknown> {
   return {
     path: r.path,
     original_shape: r.orig_shape,
-    detections: r.summary().map((d) => ({
-      class: d.name, class_id: d.class,
-      confidence: Math.round(d.confidence * 1e4) / 1e4,
-      bbox_xyxy: [d.box.x1, d.box.y1, d.box.x2, d.box.y2].map((v) => Math.round(v * 10) / 10),
-      ...(d.segments ? { segments: d.segments } : {}),
-    })),
+    detections: jsonDetections(r),
     speed_ms: r.speed,
   };
 }
