@@ -1,10 +1,37 @@
-/** Draws `Results` onto a canvas: one coloured box and label per detection, in the Node build's class colours. */
+/**
+ * Draws `Results` onto a canvas that holds the image: its masks first (the Node build's translucent
+ * class-colour layers, composited by the same code as saved predictions), then one coloured box and
+ * label per detection in the Node build's class colours.
+ */
 import { classColour, textColour } from '../predict/colours.ts';
+import { drawMasks } from '../predict/draw-masks.ts';
 import type { Results } from '../predict/results.ts';
+import { rgbFromRgba } from './images.ts';
 
-export function drawResults(canvas: HTMLCanvasElement | OffscreenCanvas, results: Results, options: { lineWidth?: number; font?: string } = {}): void {
-  const ctx = canvas.getContext('2d') as CanvasRenderingContext2D | OffscreenCanvasRenderingContext2D | null;
+type Context2D = CanvasRenderingContext2D | OffscreenCanvasRenderingContext2D;
+
+/** Composites the masks over what the canvas shows (they are at the original image size, as the canvas must be). */
+function paintMasks(ctx: Context2D, canvas: HTMLCanvasElement | OffscreenCanvas, results: Results): void {
+  const masks = results.masks;
+  if (!masks) return;
+  const [h, w] = masks.orig_shape;
+  if (canvas.width !== w || canvas.height !== h) {
+    throw new Error(`drawResults: the canvas is ${canvas.width}x${canvas.height}, but the masks are ${w}x${h} (draw on a canvas the size of the image)`);
+  }
+  const rgba = ctx.getImageData(0, 0, w, h);
+  const out = drawMasks(rgbFromRgba(rgba.data, w, h), masks, results.boxes.clsData).data;
+  for (let i = 0, j = 0; j < out.length; i += 4, j += 3) {
+    rgba.data[i] = out[j]!;
+    rgba.data[i + 1] = out[j + 1]!;
+    rgba.data[i + 2] = out[j + 2]!;
+  }
+  ctx.putImageData(rgba, 0, 0);
+}
+
+export function drawResults(canvas: HTMLCanvasElement | OffscreenCanvas, results: Results, options: { lineWidth?: number; font?: string; masks?: boolean } = {}): void {
+  const ctx = canvas.getContext('2d') as Context2D | null;
   if (!ctx) throw new Error('drawResults: the canvas has no 2d context');
+  if (options.masks !== false) paintMasks(ctx, canvas, results);
   const { xyxyData, confData, clsData } = results.boxes;
   ctx.lineWidth = options.lineWidth ?? Math.max(2, Math.round(Math.min(canvas.width, canvas.height) / 300));
   ctx.font = options.font ?? `${Math.max(12, ctx.lineWidth * 6)}px sans-serif`;

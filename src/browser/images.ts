@@ -11,7 +11,8 @@ export type BrowserImageSource =
   | HTMLImageElement | ImageBitmap | ImageData | HTMLCanvasElement | OffscreenCanvas | HTMLVideoElement | VideoFrame
   | Blob | string | URL | RgbImage;
 
-function rgbFromRgba(rgba: Uint8ClampedArray, width: number, height: number): RgbImage {
+/** Canvas RGBA pixels as packed RGB. */
+export function rgbFromRgba(rgba: Uint8ClampedArray, width: number, height: number): RgbImage {
   const data = new Uint8Array(width * height * 3);
   for (let i = 0, j = 0; j < data.length; i += 4, j += 3) {
     data[j] = rgba[i]!;

@@ -1,6 +1,6 @@
 /**
  * libreyolo for the browser: `LibreYOLO(weights, options)` reads a LibreYOLO `.pt` (our safe
- * unpickler) or `.safetensors` checkpoint from a URL, published name, ArrayBuffer or File, builds
+ * unpickler), `.safetensors` checkpoint or exported `.onnx` from a URL, published name, ArrayBuffer or File, builds
  * the family's network in the graph IR and runs it on onnxruntime-web (WASM, threaded when the page
  * is cross-origin isolated; WebGPU with `device: 'webgpu'`) in a Web Worker.
  */
@@ -8,6 +8,7 @@ import { LibreYOLOError } from '../errors.ts';
 import { familyEngineOptions, modelFromCheckpoint } from '../models/from-checkpoint.ts';
 import { parseDevice } from '../runtime/device.ts';
 import { GraphEngine } from '../runtime/graph-engine.ts';
+import { openOnnxModel } from '../runtime/onnx-model.ts';
 import type { Warn } from '../util/warn.ts';
 import { parseCheckpoint } from '../weights/checkpoint-bytes.ts';
 import { BrowserModel } from './model.ts';
@@ -30,12 +31,13 @@ export async function LibreYOLO(weights: WeightsSource, options: BrowserLoadOpti
   const device = parseDevice(options.device);
   if (device.kind === 'cuda') throw new LibreYOLOError('device_not_available', `Device '${device.id}' is not available in a browser. Pass device: 'cpu' (WASM) or 'webgpu'.`);
   const { bytes, name } = await readWeights(weights, options);
+  const warn = options.warn ?? ((message: string) => console.warn(`libreyolo: ${message}`));
   if (isOnnx(bytes, name)) {
-    throw new LibreYOLOError('config_unsupported', `${name}: exported .onnx files are not loaded by the browser build yet; pass the model's .pt or .safetensors checkpoint.`);
+    const m = await openOnnxModel(bytes, name, { device: options.device, warn });
+    return new BrowserModel({ ...m, format: 'onnx' }, m.engine, warn);
   }
   const ckpt = parseCheckpoint(bytes, name, {});
   const m = modelFromCheckpoint(ckpt, name, options);
-  const warn = options.warn ?? ((message: string) => console.warn(`libreyolo: ${message}`));
   return new BrowserModel({ ...m, format: ckpt.format }, new GraphEngine(m.network, { device, ...familyEngineOptions(m.family) }), warn);
 }
 

@@ -5,8 +5,8 @@
  */
 import { LibreYOLOError } from '../errors.ts';
 import type { HostTensor } from '../graph/tensor.ts';
-import type { CheckpointModel } from '../models/from-checkpoint.ts';
 import { familyImgszStride } from '../models/registry.ts';
+import type { ModelFamily } from '../models/index.ts';
 import { resolvePredictOptions, type PredictOptions } from '../predict/options.ts';
 import { runPredict, type PredictContext } from '../predict/predictor.ts';
 import type { Results } from '../predict/results.ts';
@@ -14,23 +14,33 @@ import type { SessionEngine } from '../runtime/engine.ts';
 import type { Warn } from '../util/warn.ts';
 import { sourceItems, type BrowserImageSource } from './images.ts';
 
+/** What a loaded file says about its model (a checkpoint's or an exported .onnx's). */
+export interface BrowserModelInit {
+  family: ModelFamily;
+  size: string;
+  task: string;
+  names: Record<number, string>;
+  imgsz: [number, number];
+  format: 'pt' | 'safetensors' | 'onnx';
+}
+
 export class BrowserModel {
-  readonly family: CheckpointModel['family'];
+  readonly family: ModelFamily;
   readonly size: string;
   readonly task: string;
   readonly names: Record<number, string>;
   readonly imgsz: [number, number];
-  readonly format: 'pt' | 'safetensors';
+  readonly format: 'pt' | 'safetensors' | 'onnx';
   private closed = false;
 
-  constructor(init: CheckpointModel & { format: 'pt' | 'safetensors' }, private readonly engine: SessionEngine, private readonly warn: Warn) {
+  constructor(init: BrowserModelInit, private readonly engine: SessionEngine, private readonly warn: Warn) {
     this.family = init.family;
     this.size = init.size;
     this.task = init.task;
     this.names = init.names;
     this.imgsz = init.imgsz;
     this.format = init.format;
-    this.nc = init.network.nc;
+    this.nc = Object.keys(init.names).length;
   }
 
   readonly nc: number;
