@@ -28,10 +28,12 @@ function paintMasks(ctx: Context2D, canvas: HTMLCanvasElement | OffscreenCanvas,
   ctx.putImageData(rgba, 0, 0);
 }
 
-export function drawResults(canvas: HTMLCanvasElement | OffscreenCanvas, results: Results, options: { lineWidth?: number; font?: string; masks?: boolean } = {}): void {
+/** `masks: false` / `boxes: false` leave that layer out. */
+export function drawResults(canvas: HTMLCanvasElement | OffscreenCanvas, results: Results, options: { lineWidth?: number; font?: string; masks?: boolean; boxes?: boolean } = {}): void {
   const ctx = canvas.getContext('2d') as Context2D | null;
   if (!ctx) throw new Error('drawResults: the canvas has no 2d context');
   if (options.masks !== false) paintMasks(ctx, canvas, results);
+  if (options.boxes === false) return;
   const { xyxyData, confData, clsData } = results.boxes;
   ctx.lineWidth = options.lineWidth ?? Math.max(2, Math.round(Math.min(canvas.width, canvas.height) / 300));
   ctx.font = options.font ?? `${Math.max(12, ctx.lineWidth * 6)}px sans-serif`;

@@ -51,4 +51,5 @@ export { Boxes, Results } from '../predict/results.ts';
 export { readSafetensors } from '../weights/safetensors.ts';
 export type { HostTensor } from '../graph/tensor.ts';
 export type { PredictOptions } from '../predict/options.ts';
+export type { TrackOptions } from '../predict/track-options.ts';
 export type { WebRuntimeInfo } from './protocol.ts';

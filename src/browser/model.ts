@@ -7,9 +7,12 @@ import { LibreYOLOError } from '../errors.ts';
 import type { HostTensor } from '../graph/tensor.ts';
 import { familyImgszStride } from '../models/registry.ts';
 import type { ModelFamily } from '../models/index.ts';
-import { resolvePredictOptions, type PredictOptions } from '../predict/options.ts';
+import { resolvePredictOptions, type PredictOptions, type ResolvedPredictOptions } from '../predict/options.ts';
 import { runPredict, type PredictContext } from '../predict/predictor.ts';
 import type { Results } from '../predict/results.ts';
+import { checkTrackTask, splitTrackOptions, type TrackOptions } from '../predict/track-options.ts';
+import { trackedResults } from '../predict/tracked.ts';
+import { ByteTracker } from '../track/byte-tracker.ts';
 import type { SessionEngine } from '../runtime/engine.ts';
 import type { Warn } from '../util/warn.ts';
 import { sourceItems, type BrowserImageSource } from './images.ts';
@@ -32,6 +35,8 @@ export class BrowserModel {
   readonly imgsz: [number, number];
   readonly format: 'pt' | 'safetensors' | 'onnx';
   private closed = false;
+  /** The tracker `track({ persist: true })` keeps between calls. */
+  private persistentTracker: ByteTracker | null = null;
 
   constructor(init: BrowserModelInit, private readonly engine: SessionEngine, private readonly warn: Warn) {
     this.family = init.family;
@@ -74,13 +79,19 @@ export class BrowserModel {
   async *stream(source: BrowserImageSource | BrowserImageSource[], options: PredictOptions = {}): AsyncGenerator<Results> {
     this.ensureOpen();
     const { stream: _, ...rest } = options;
-    const opts = resolvePredictOptions(rest as Record<string, unknown>, { names: this.names, imgszStride: familyImgszStride(this.family, this.size, this.task) }, this.warn);
+    const opts = this.resolve(rest);
+    const list = Array.isArray(source) ? source : [source];
+    yield* runPredict(this.context(), sourceItems(list), opts, Array.isArray(source));
+  }
+
+  /** The Node build's option checks, with what a page cannot do refused. */
+  private resolve(options: PredictOptions): ResolvedPredictOptions {
+    const opts = resolvePredictOptions(options as Record<string, unknown>, { names: this.names, imgszStride: familyImgszStride(this.family, this.size, this.task) }, this.warn);
     if (opts.cudaGraph !== 'off') throw new LibreYOLOError('config_unsupported', 'cuda_graph is not available in the browser build');
     if (opts.device !== undefined && opts.device !== this.device) {
       throw new LibreYOLOError('config_unsupported', `device is chosen at load in the browser build (this model runs on '${this.device}'); load it again with { device }`);
     }
-    const list = Array.isArray(source) ? source : [source];
-    yield* runPredict(this.context(), sourceItems(list), opts, Array.isArray(source));
+    return opts;
   }
 
   /** One image gives one `Results`, an array gives `Results[]`; `{ stream: true }` gives an async iterator. */
@@ -94,6 +105,38 @@ export class BrowserModel {
       for await (const r of this.stream(source, options)) out.push(r);
       return Array.isArray(source) ? out : out[0]!;
     })();
+  }
+
+  /**
+   * Tracks objects over frames (an iterable or async iterable of sources: an HTMLVideoElement yielded
+   * once per frame, ImageBitmaps, VideoFrames, ...): one `Results` per kept frame with track ids in
+   * `boxes.idData`, from the same ByteTracker and options as Node's track(). `persist: true` keeps
+   * this model's tracker (and its ids) across calls. Saving the annotated video is Node-only.
+   */
+  async *track(frames: Iterable<BrowserImageSource> | AsyncIterable<BrowserImageSource>, options: TrackOptions = {}): AsyncGenerator<Results> {
+    this.ensureOpen();
+    checkTrackTask(this.task);
+    if (options.save === true || options.output_path !== undefined) {
+      throw new LibreYOLOError('config_unsupported', 'track() cannot save a video in the browser build; draw each result on a canvas with drawResults(canvas, results) instead.');
+    }
+    if (options.stream_buffer !== undefined) throw new LibreYOLOError('config_unsupported', 'stream_buffer is for live streams Node reads; in a page, yield the frames you want tracked.');
+    const split = splitTrackOptions(options as Record<string, unknown>, this.warn);
+    const opts = this.resolve(split.detector);
+    let tracker: ByteTracker;
+    if (split.persist) tracker = this.persistentTracker ??= new ByteTracker(split.config);
+    else {
+      this.persistentTracker = null;
+      tracker = new ByteTracker(split.config);
+    }
+    let index = 0;
+    for await (const frame of frames) {
+      const k = index++;
+      if (k % opts.vidStride !== 0) continue;
+      for await (const r of runPredict(this.context(), sourceItems([frame]), opts, false)) {
+        r.frame_idx = k;
+        yield trackedResults(r, tracker);
+      }
+    }
   }
 
   async close(): Promise<void> {

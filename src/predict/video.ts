@@ -21,6 +21,7 @@ import { incrementDir } from './save.ts';
 import { annotateFrame } from './frame-draw.ts';
 import type { ResolvedPredictOptions } from './options.ts';
 import { runPredict, type PredictContext } from './predictor.ts';
+import { trackedResults } from './tracked.ts';
 import { Results } from './results.ts';
 
 export interface VideoRunPlan {
@@ -34,26 +35,6 @@ export interface VideoRunPlan {
   save: { target: VideoTarget; rate: string } | null;
   /** Called with the saved video's final path. */
   onSaved?(path: string): void;
-}
-
-/** The tracker's output for one frame: the detections it reports, in its order, with their ids. */
-export function trackedResults(result: Results, tracker: ByteTracker): Results {
-  const b = result.boxes;
-  const dets = new Float32Array(b.length * 6);
-  for (let i = 0; i < b.length; i++) {
-    dets.set(b.xyxyData.subarray(i * 4, i * 4 + 4), i * 6);
-    dets[i * 6 + 4] = b.confData[i]!;
-    dets[i * 6 + 5] = b.clsData[i]!;
-  }
-  const rows = tracker.update(dets, b.length);
-  const picked = rows.map((r) => r[1]);
-  const boxes = b.select(picked);
-  boxes.idData = Int32Array.from(rows, (r) => r[0]);
-  // Masks ride along with their boxes, sliced by the same rows.
-  const masks = result.masks ? result.masks.select(picked) : null;
-  const out = new Results({ boxes, names: result.names, orig_shape: result.orig_shape, path: result.path, speed: result.speed, masks });
-  out.frame_idx = result.frame_idx;
-  return out;
 }
 
 export async function* runVideo(ctx: PredictContext, frames: AsyncIterable<VideoFrame>, plan: VideoRunPlan, opts: ResolvedPredictOptions): AsyncGenerator<Results> {
