@@ -6,6 +6,7 @@ import { existsSync } from 'node:fs';
 import { LibreYOLOError } from './errors.ts';
 import type { HostTensor } from './graph/tensor.ts';
 import { checkFamilyImgsz, checkpointImgsz, familyImgszStride, type DetectionNetwork, type ModelFamily } from './models/registry.ts';
+import type { ModelIdentity } from './models/from-checkpoint.ts';
 import { resolveSources, type ImageSource } from './data/sources.ts';
 import type { RawPixels } from './data/image.ts';
 import { resolvePredictOptions, type PredictOptions, type ResolvedPredictOptions } from './predict/options.ts';
@@ -45,12 +46,7 @@ type SourceKindCheck = (isBatch: boolean, count: number, label: string) => void;
 
 export type ModelFormat = 'pt' | 'safetensors' | 'onnx' | 'fresh';
 
-export interface ModelInit {
-  family: ModelFamily;
-  size: string;
-  task: string;
-  names: Record<number, string>;
-  imgsz: [number, number];
+export interface ModelInit extends ModelIdentity {
   weightsPath: string | null;
   format: ModelFormat;
   network: DetectionNetwork | null;

@@ -6,6 +6,7 @@
 import { LibreYOLOError } from '../errors.ts';
 import type { HostTensor } from '../graph/tensor.ts';
 import { familyImgszStride } from '../models/registry.ts';
+import type { ModelIdentity } from '../models/from-checkpoint.ts';
 import type { ModelFamily } from '../models/index.ts';
 import { resolvePredictOptions, type PredictOptions, type ResolvedPredictOptions } from '../predict/options.ts';
 import { runPredict, type PredictContext } from '../predict/predictor.ts';
@@ -18,12 +19,7 @@ import type { Warn } from '../util/warn.ts';
 import { sourceItems, type BrowserImageSource } from './images.ts';
 
 /** What a loaded file says about its model (a checkpoint's or an exported .onnx's). */
-export interface BrowserModelInit {
-  family: ModelFamily;
-  size: string;
-  task: string;
-  names: Record<number, string>;
-  imgsz: [number, number];
+export interface BrowserModelInit extends ModelIdentity {
   format: 'pt' | 'safetensors' | 'onnx';
 }
 

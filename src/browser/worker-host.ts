@@ -3,54 +3,40 @@
  * Web Worker running `session-worker.js` with onnxruntime-web, so a run never blocks the page.
  */
 import type { Request, Response } from '../runtime/protocol.ts';
+import { RequestChannel } from '../runtime/request-channel.ts';
 import type { DistributiveOmit, SessionTransport } from '../runtime/worker-session.ts';
 import { noteRuntime, runtimeOptions, wasmThreads } from './config.ts';
 import type { WebInit, WebRuntimeInfo } from './protocol.ts';
 
-type Pending = { resolve: (r: Response & { ok: true }) => void; reject: (e: Error) => void };
-
 export class WorkerHost implements SessionTransport {
   private readonly worker: Worker;
-  private readonly pending = new Map<number, Pending>();
-  private nextId = 1;
-  private dead: Error | null = null;
+  private readonly channel: RequestChannel;
   /** Resolves with the worker's runtime once onnxruntime-web is set up there. */
   readonly ready: Promise<WebRuntimeInfo>;
 
   constructor() {
     const opts = runtimeOptions();
-    this.worker = new Worker(opts.workerUrl ?? new URL('./session-worker.js', import.meta.url), { type: 'module', name: 'libreyolo-session' });
+    const worker = this.worker = new Worker(opts.workerUrl ?? new URL('./session-worker.js', import.meta.url), { type: 'module', name: 'libreyolo-session' });
+    this.channel = new RequestChannel((msg, transfer) => worker.postMessage(msg, transfer));
     let onReady!: (info: WebRuntimeInfo) => void;
     this.ready = new Promise((resolve) => (onReady = resolve));
     noteRuntime(this.ready);
-    this.worker.onmessage = (ev: MessageEvent<Response | { kind: 'ready'; info: WebRuntimeInfo }>) => {
+    worker.onmessage = (ev: MessageEvent<Response | { kind: 'ready'; info: WebRuntimeInfo }>) => {
       const res = ev.data;
-      if ('kind' in res) return onReady(res.info);
-      const p = this.pending.get(res.id);
-      if (!p) return;
-      this.pending.delete(res.id);
-      if (res.ok) p.resolve(res); else p.reject(new Error(res.error));
+      if ('kind' in res) onReady(res.info);
+      else this.channel.settle(res);
     };
-    this.worker.onerror = (ev) => {
-      this.dead = new Error(`session worker failed: ${ev.message || 'it could not be loaded (check workerUrl)'}`);
-      for (const p of this.pending.values()) p.reject(this.dead);
-      this.pending.clear();
-    };
+    worker.onerror = (ev) => this.channel.fail(new Error(`session worker failed: ${ev.message || 'it could not be loaded (check workerUrl)'}`));
     const init: WebInit = { kind: 'init', numThreads: wasmThreads(), ...(opts.wasmPaths ? { wasmPaths: opts.wasmPaths } : {}) };
-    this.worker.postMessage(init);
+    worker.postMessage(init);
   }
 
   request(msg: DistributiveOmit<Request, 'id'>, transfer: ArrayBuffer[] = []): Promise<Response & { ok: true }> {
-    if (this.dead) return Promise.reject(this.dead);
-    const id = this.nextId++;
-    return new Promise((resolve, reject) => {
-      this.pending.set(id, { resolve, reject });
-      this.worker.postMessage({ ...msg, id } as Request, transfer);
-    });
+    return this.channel.request(msg, transfer);
   }
 
   async terminate(): Promise<void> {
-    this.dead ??= new Error('model closed');
+    this.channel.fail(new Error('model closed'));
     this.worker.terminate();
   }
 }

@@ -11,12 +11,17 @@ import { checkNamesCover } from '../weights/model-metadata.ts';
 import { checkpointImgsz, detectFamily, familySizes, listFamilies, type DetectionNetwork, type ModelFamily } from './index.ts';
 import { canonicalTask, resolveTask } from './tasks.ts';
 
-export interface CheckpointModel {
+/** What a loaded file says about its model, whatever its format (checkpoint or exported .onnx). */
+export interface ModelIdentity {
   family: ModelFamily;
   size: string;
   task: string;
   names: Record<number, string>;
+  /** Default network input `[h, w]`. */
   imgsz: [number, number];
+}
+
+export interface CheckpointModel extends ModelIdentity {
   network: DetectionNetwork;
   metadata: CheckpointMetadata;
 }

@@ -5,7 +5,7 @@
  */
 import { LibreYOLOError } from '../errors.ts';
 import { summarizeModel } from '../graph/onnx.ts';
-import { defaultNamesText, familyEngineOptions, namesOrDefault } from '../models/from-checkpoint.ts';
+import { defaultNamesText, familyEngineOptions, namesOrDefault, type ModelIdentity } from '../models/from-checkpoint.ts';
 import { familyImgsz, getFamily, listFamilies, type ModelFamily, type OnnxRecognition } from '../models/index.ts';
 import { canonicalTask, resolveTask } from '../models/tasks.ts';
 import { limit } from '../util/limits.ts';
@@ -53,12 +53,7 @@ export interface OnnxModelOptions {
 }
 
 /** What an exported file is, with the engine that runs it (its session is created on first forward, or by the probe). */
-export interface OnnxModel {
-  family: ModelFamily;
-  size: string;
-  task: string;
-  names: Record<number, string>;
-  imgsz: [number, number];
+export interface OnnxModel extends ModelIdentity {
   engine: OnnxFileEngine;
   metadata: Record<string, string>;
   precision: 'fp16' | 'fp32';
