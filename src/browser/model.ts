@@ -34,7 +34,11 @@ export class BrowserModel {
   /** The tracker `track({ persist: true })` keeps between calls. */
   private persistentTracker: ByteTracker | null = null;
 
-  constructor(init: BrowserModelInit, private readonly engine: SessionEngine, private readonly warn: Warn) {
+  /** The inference engine (sessions in the Web Worker); exposed for profiling and advanced use, as in Node. */
+  readonly engine: SessionEngine;
+
+  constructor(init: BrowserModelInit, engine: SessionEngine, private readonly warn: Warn) {
+    this.engine = engine;
     this.family = init.family;
     this.size = init.size;
     this.task = init.task;

@@ -5,40 +5,14 @@
  * collected; on failure a screenshot is saved and named in the error.
  */
 import assert from 'node:assert/strict';
-import { createReadStream, existsSync, mkdtempSync, statSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { extname, join, normalize } from 'node:path';
+import { existsSync, mkdtempSync } from 'node:fs';
+import { join } from 'node:path';
 import puppeteer, { type Browser, type Page } from 'puppeteer-core';
+import { staticServer as serveStatic } from '../../scripts/static-server.ts';
 import { CHROMIUM } from './timeline-browser.ts';
 
-const TYPES: Record<string, string> = {
-  '.html': 'text/html', '.js': 'text/javascript', '.mjs': 'text/javascript', '.wasm': 'application/wasm', '.json': 'application/json',
-  '.jpg': 'image/jpeg', '.png': 'image/png',
-};
-
-/** Serves `routes` (URL prefix -> folder) on 127.0.0.1; `isolated` adds COOP/COEP (and CORP, so every file may load). */
-export async function staticServer(routes: Record<string, string>, isolated: boolean): Promise<{ url: string; close(): Promise<void> }> {
-  const server: Server = createServer((req, res) => {
-    const path = decodeURIComponent(new URL(req.url ?? '/', 'http://x').pathname);
-    const prefix = Object.keys(routes).find((p) => path.startsWith(p));
-    const file = prefix === undefined ? null : join(routes[prefix]!, normalize(path.slice(prefix.length)).replace(/^(\.\.[/\\])+/, ''));
-    if (!file || !existsSync(file) || !statSync(file).isFile()) {
-      res.writeHead(404).end('not found');
-      return;
-    }
-    res.writeHead(200, {
-      'Content-Type': TYPES[extname(file)] ?? 'application/octet-stream',
-      'Content-Length': statSync(file).size,
-      'Cache-Control': 'no-store',
-      ...(isolated ? { 'Cross-Origin-Opener-Policy': 'same-origin', 'Cross-Origin-Embedder-Policy': 'require-corp', 'Cross-Origin-Resource-Policy': 'same-origin' } : {}),
-    });
-    createReadStream(file).pipe(res);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return { url: `http://127.0.0.1:${port}`, close: () => new Promise((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }) };
-}
+/** Serves `routes` (URL prefix -> folder) on 127.0.0.1; `isolated` adds COOP/COEP (scripts/static-server.ts). */
+export const staticServer = (routes: Record<string, string>, isolated: boolean): ReturnType<typeof serveStatic> => serveStatic(routes, { isolated });
 
 const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
   '--disable-component-update', '--disable-sync'];
