@@ -66,8 +66,9 @@ export function modelFromCheckpoint(ckpt: LoadedCheckpoint, path: string, option
   // A task the family does not run is refused first; a supported one must match the file's own.
   const task = resolveTask(family, { explicit: options.task, declared: meta.task, path, keys: [...ckpt.stateDict.keys()] });
   if (meta.task !== undefined && canonicalTask(meta.task) !== task) {
-    throw new LibreYOLOError('model_load_failed',
-      `Failed to load model weights from ${path}: Checkpoint was trained for task='${meta.task}' but this model was initialized for task='${task}'. Pass the matching task or use the correct checkpoint.`);
+    throw new LibreYOLOError('model_load_failed', family.taskMismatchMessage
+      ? `Cannot load ${path}: ${family.taskMismatchMessage(meta.task, task)}`
+      : `Failed to load model weights from ${path}: Checkpoint was trained for task='${meta.task}' but this model was initialized for task='${task}'. Pass the matching task or use the correct checkpoint.`);
   }
   const named = parseWeightName(path);
   const size = meta.size ?? family.detectSize(ckpt.stateDict) ?? options.size ?? (named?.family === family.name ? named.size : undefined);

@@ -339,6 +339,11 @@ export interface ModelFamily {
   readonly tasks?: readonly string[];
   /** The task a state dict's keys say (a mask head: `segment`), or null when they say none. */
   taskFromKeys?(keys: readonly string[]): string | null;
+  /**
+   * The refusal of a checkpoint whose `task` field differs from the requested task, when the family's
+   * original words it its own way (RF-DETR); default: `Checkpoint was trained for task=...`.
+   */
+  taskMismatchMessage?(declared: string, requested: string): string;
   /** Instance masks, for families whose `tasks` include `segment`. */
   readonly segment?: SegmentHooks;
   /**

@@ -143,7 +143,7 @@ describe('parity with the original RF-DETR-seg n', () => {
     }
   });
 
-  it('a seg checkpoint whose mask head has the wrong shape is refused naming the key; detection asked of seg weights fails on their unexpected keys', async () => {
+  it('a seg checkpoint whose mask head has the wrong shape is refused naming the key; detection asked of seg weights fails on their unexpected keys, or on the checkpoint task', async () => {
     const bad = new Map(merged.stateDict);
     bad.set('segmentation_head.blocks.1.dwconv.weight', { dtype: 'float32', dims: [256, 1, 5, 5], data: new Float32Array(256 * 25) });
     const badPath = join(dir, 'bad-head-seg.safetensors');
@@ -153,6 +153,8 @@ describe('parity with the original RF-DETR-seg n', () => {
     const bare = join(dir, 'bare.safetensors');
     writeFileSync(bare, writeSafetensors(merged.stateDict, {}));
     await assert.rejects(LibreYOLO(bare, { progress: false, task: 'detect' }), /Unexpected RF-DETR checkpoint keys: \['transformer\.decoder\.layers\.2\./);
+    // The v1.0 checkpoint says segment: asked for detect, the original's RF-DETR words.
+    await assert.rejects(LibreYOLO(path, { progress: false, task: 'detect' }), /RF-DETR checkpoint appears to be task='segment', but task='detect' was requested\./);
   });
 
   it('an exported .onnx (dets, labels, masks; opset 17; task segment) reloads through LibreYOLO() with the same parity', async (t) => {

@@ -68,6 +68,8 @@ export const rfdetrFamily: ModelFamily = {
   tasks: ['detect', 'segment'],
   taskFromKeys: (keys) => (isSegmentKeys(keys) ? 'segment' : null),
   segment: rfdetrSegment,
+  // The original's RF-DETR constructor refuses it before loading, in these words.
+  taskMismatchMessage: (declared, requested) => `RF-DETR checkpoint appears to be task='${declared}', but task='${requested}' was requested.`,
   taskSizes: { detect: taskTable(RFDETR_CONFIGS), segment: taskTable(RFDETR_SEG_CONFIGS) },
   defaultImgsz: RFDETR_CONFIGS.n.resolution,
   inputSizes: Object.fromEntries(RFDETR_SIZES.map((s) => [s, RFDETR_CONFIGS[s].resolution])),
