@@ -7,7 +7,7 @@
  * of the whole forward and of session.run alone (the rest is moving the 4.9 MB input and 2.8 MB
  * output between threads), the ratio browser / Node, and the load average.
  *
- *   node --import tsx bench/browser-forward.ts [--rounds 5] [--runs 5]
+ *   node --import tsx bench/browser-forward.ts [--rounds 5] [--runs 5] [--web-threads N (the page's WASM threads; default the core count)]
  */
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
@@ -19,7 +19,7 @@ import { readSafetensors } from '../src/weights/safetensors.ts';
 import { PAGE_HELPERS, staticServer, withBrowserPage } from '../test/helpers/browser-page.ts';
 import { FIXTURES_DIR, fixture } from '../test/helpers/fixtures.ts';
 
-const { values } = parseArgs({ options: { rounds: { type: 'string', default: '5' }, runs: { type: 'string', default: '5' } } });
+const { values } = parseArgs({ options: { rounds: { type: 'string', default: '5' }, runs: { type: 'string', default: '5' }, 'web-threads': { type: 'string' } } });
 const rounds = Number(values.rounds);
 const runs = Number(values.runs);
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
@@ -41,6 +41,7 @@ const loadBefore = load();
 try {
   await withBrowserPage(tmp, `${server.url}/index.html`, async ({ page, problems }) => {
     const info = await page.evaluate(`(async () => {
+      ${values['web-threads'] ? `window.libreyolo.configureRuntime({ threads: ${Number(values['web-threads'])} });` : ''}
       window.model = await window.libreyolo.LibreYOLO('/fixtures/yolo9t_ref.pt');
       window.input = { dtype: 'float32', dims: [1, 3, 640, 640], data: new Float32Array(await (await fetch('/in.bin')).arrayBuffer()) };
       await window.model.forward(window.input);
