@@ -16,6 +16,7 @@ import { serializeModel, summarizeModel } from '../../src/graph/onnx.ts';
 import type { HostTensor } from '../../src/graph/tensor.ts';
 import type { RfdetrNetwork } from '../../src/models/rfdetr/network.ts';
 import { resolveTask } from '../../src/models/tasks.ts';
+import { knownWeightNames, parseWeightName, weightsUrl } from '../../src/models/hub.ts';
 import { getFamily } from '../../src/models/index.ts';
 import type { Results } from '../../src/predict/results.ts';
 import { readSafetensors, writeSafetensors } from '../../src/weights/safetensors.ts';
@@ -47,6 +48,14 @@ describe('RF-DETR-seg task recognition', () => {
     assert.equal(resolveTask(rfdetr, { path: '/w/LibreRFDETRxx-seg.pt', keys: det }), 'segment');
     assert.equal(resolveTask(rfdetr, { path: 'a.pt', keys: seg }), 'segment');
     assert.equal(resolveTask(rfdetr, { path: 'a.pt', keys: det }), 'detect');
+  });
+
+  it('hub names LibreRFDETR<size>-seg.pt for n..xx (x and xx are segment-only) download from LibreYOLO/<name>', () => {
+    assert.deepEqual(parseWeightName('weights/LibreRFDETRxx-seg.pt'), { family: 'rfdetr', size: 'xx', taskSuffix: '-seg', stem: 'LibreRFDETRxx-seg' });
+    assert.deepEqual(parseWeightName('LibreRFDETRx-seg.pt'), { family: 'rfdetr', size: 'x', taskSuffix: '-seg', stem: 'LibreRFDETRx-seg' });
+    const known = knownWeightNames().filter((n) => n.startsWith('LibreRFDETR'));
+    assert.deepEqual(known, ['n', 's', 'm', 'l'].map((s) => `LibreRFDETR${s}.pt`).concat(['n', 's', 'm', 'l', 'x', 'xx'].map((s) => `LibreRFDETR${s}-seg.pt`)));
+    assert.equal(weightsUrl('LibreRFDETRn-seg'), 'https://huggingface.co/LibreYOLO/LibreRFDETRn-seg/resolve/main/LibreRFDETRn-seg.pt');
   });
 });
 
