@@ -15,6 +15,7 @@ import { letterboxGeometry, letterboxInto, resizeBilinear, PAD_VALUE } from './l
 import { randomAffine, type AffineHyp } from './affine.ts';
 import { resizePilBilinear } from './pil-resize.ts';
 import { augmentHsv, drawHsvGains, HSV_GAINS } from './hsv.ts';
+import { rasterizeTarget } from './masks/fill.ts';
 
 export { augmentHsv, drawHsvGains, hsv8ToRgb, HSV_VECTOR_PIXELS, rgbToHsv8 } from './hsv.ts';
 
@@ -71,8 +72,19 @@ export const DEFAULT_HYP: Readonly<AugmentHyp> = Object.freeze({
 // ---------------------------------------------------------------------------------------------
 // Geometry
 
-/** In-place horizontal flip of the image and its boxes (x1' = W - x2, x2' = W - x1). */
-export function flipHorizontal(img: RgbImage, boxes: Float32Array): void {
+/**
+ * Instance outlines carried beside the boxes for segment training: `segs[k]` is the ring
+ * `x1 y1 x2 y2 ...` of box row k, in the same pixels as the boxes, transformed with them.
+ */
+export type Segments = Float32Array[];
+
+/** Every ring's x and y mapped through `fx` / `fy` (a new array per ring). */
+export function mapSegments(segs: Segments, fx: (x: number) => number, fy: (y: number) => number): Segments {
+  return segs.map((r) => r.map((v, i) => (i % 2 ? fy(v) : fx(v))));
+}
+
+/** In-place horizontal flip of the image and its boxes (x1' = W - x2, x2' = W - x1), and of the rings when given. */
+export function flipHorizontal(img: RgbImage, boxes: Float32Array, segs?: Segments): void {
   const { data, width: w, height: h } = img;
   for (let y = 0; y < h; y++) {
     let a = y * w * 3, b = a + (w - 1) * 3;
@@ -86,6 +98,15 @@ export function flipHorizontal(img: RgbImage, boxes: Float32Array): void {
     boxes[i + 1] = w - x2;
     boxes[i + 3] = w - x1;
   }
+  if (segs) for (const r of segs) for (let i = 0; i < r.length; i += 2) r[i] = w - r[i]!;
+}
+
+/** Box rows (and their rings) whose width (times `scale`) and height (times `scaleY`) both exceed `minSide`. */
+export function filterSamples(boxes: Float32Array, segs: Segments | undefined, minSide: number, scale = 1, scaleY = scale): { boxes: Float32Array; segs?: Segments } {
+  const keep = (i: number): boolean => (boxes[i + 3]! - boxes[i + 1]!) * scale > minSide && (boxes[i + 4]! - boxes[i + 2]!) * scaleY > minSide;
+  const kept = keepBoxRows(boxes, keep);
+  if (!segs) return { boxes: kept };
+  return { boxes: kept, segs: kept === boxes ? segs : segs.filter((_, k) => keep(k * 5)) };
 }
 
 /** Keeps boxes whose width (times `scale`) and height (times `scaleY`) both exceed `minSide`. */
@@ -119,12 +140,14 @@ function blit(src: RgbImage, sx: number, sy: number, dst: RgbImage, dx: number, 
  * The 4-image mosaic canvas (YOLOX placement): four pre-resized images placed around a random
  * centre of a 2s x 2s canvas of 114, boxes shifted and clipped to the canvas.
  */
-export function mosaicCanvas(items: readonly { img: RgbImage; boxes: Float32Array }[], size: number, rand: Rand): { img: RgbImage; boxes: Float32Array } {
+export function mosaicCanvas(items: readonly { img: RgbImage; boxes: Float32Array; segs?: Segments }[], size: number, rand: Rand): { img: RgbImage; boxes: Float32Array; segs?: Segments } {
   const s = size, s2 = 2 * s;
   const yc = Math.trunc(s * (0.5 + rand())), xc = Math.trunc(s * (0.5 + rand()));
   const canvas = filled(s2, s2);
   const out: number[] = [];
-  items.forEach(({ img: img0, boxes }, k) => {
+  const withSegs = items.every((it) => it.segs !== undefined);
+  const segsOut: Segments = [];
+  items.forEach(({ img: img0, boxes, segs }, k) => {
     const scale = Math.min(1, s / img0.height, s / img0.width);
     const img = scale < 1 ? resizeBilinear(img0, Math.trunc(img0.width * scale), Math.trunc(img0.height * scale)) : img0;
     const { width: w, height: h } = img;
@@ -140,15 +163,18 @@ export function mosaicCanvas(items: readonly { img: RgbImage; boxes: Float32Arra
       const c = (v: number, pad: number): number => Math.min(Math.max(v * scale + pad, 0), s2);
       out.push(boxes[i]!, c(boxes[i + 1]!, padw), c(boxes[i + 2]!, padh), c(boxes[i + 3]!, padw), c(boxes[i + 4]!, padh));
     }
+    // The rings through the same placement, clipped to the canvas point by point.
+    if (withSegs) for (const r of mapSegments(segs!, (x) => Math.min(Math.max(x * scale + padw, 0), s2), (y) => Math.min(Math.max(y * scale + padh, 0), s2))) segsOut.push(r);
   });
-  return { img: canvas, boxes: Float32Array.from(out) };
+  return { img: canvas, boxes: Float32Array.from(out), ...(withSegs ? { segs: segsOut } : {}) };
 }
 
 /** The YOLO9 mosaic (no affine): the mosaic canvas halved to s x s, boxes with a side <= 2 px dropped. */
-export function mosaic4(items: readonly { img: RgbImage; boxes: Float32Array }[], size: number, rand: Rand): { img: RgbImage; boxes: Float32Array } {
+export function mosaic4(items: readonly { img: RgbImage; boxes: Float32Array; segs?: Segments }[], size: number, rand: Rand): { img: RgbImage; boxes: Float32Array; segs?: Segments } {
   const m = mosaicCanvas(items, size, rand);
   const halved = m.boxes.map((v, i) => (i % 5 === 0 ? v : v / 2));
-  return { img: resizeBilinear(m.img, size, size), boxes: filterBoxes(halved, 2) };
+  const segs = m.segs ? mapSegments(m.segs, (x) => x / 2, (y) => y / 2) : undefined;
+  return { img: resizeBilinear(m.img, size, size), ...filterSamples(halved, segs, 2) };
 }
 
 /** The YOLOX mosaic: the mosaic canvas through the random affine onto s x s (boxes unfiltered, as the original). */
@@ -201,6 +227,8 @@ export function scaleTranslate(img: RgbImage, boxes: Float32Array, k: number, tx
 export interface LoadedItem {
   img: RgbImage;
   boxes: Float32Array;
+  /** Segment training: the ring of each box row, in the same pixels. */
+  segs?: Segments;
   /** `[H0, W0]` of the file */
   origShape: [number, number];
 }
@@ -221,6 +249,7 @@ export function preResize(img: RgbImage, size: number): RgbImage {
 export function trainTransform(
   img: RgbImage, boxes: Float32Array, size: number, hyp: AugmentHyp, rand: Rand,
   out: Float32Array, outOffset: number, targets: Float32Array, targetOffset: number, maxLabels: number,
+  masks?: MaskTargets,
 ): number {
   const doHsv = rand() < hyp.hsvProb;
   const gains = drawHsvGains(rand, hyp.hsvGains);
@@ -229,17 +258,40 @@ export function trainTransform(
   const r = letterboxGeometry(img.width, img.height, size, size).ratio;
   const [sx, sy] = stretch ? [size / img.width, size / img.height] : [r, r];
   let final = boxes;
+  let finalSegs = masks?.segs;
   if (boxes.length > 0) {
-    const kept = filterBoxes(boxes, 1, sx, sy);
-    if (kept.length > 0) {
+    const kept = filterSamples(boxes, masks?.segs, 1, sx, sy);
+    if (kept.boxes.length > 0) {
       if (doHsv) augmentHsv(img, gains);
-      if (doFlip) flipHorizontal(img, kept);
-      final = kept;
+      if (doFlip) flipHorizontal(img, kept.boxes, kept.segs);
+      final = kept.boxes;
+      finalSegs = kept.segs;
     }
   }
   // The stretch is antialiased (torchvision's Resize(antialias=True), Pillow's kernel): after the strong ops' zoom-out it shrinks up to 4x.
   letterboxInto(stretch && (img.width !== size || img.height !== size) ? resizePilBilinear(img, size, size) : img, size, out, outOffset);
-  return writeTargets(final, sx / size, targets, targetOffset, maxLabels, sy / size);
+  const n = writeTargets(final, sx / size, targets, targetOffset, maxLabels, sy / size);
+  if (masks) writeMaskTargets(finalSegs!.slice(0, n), sx, sy, size, masks);
+  return n;
+}
+
+/** Where a sample's mask targets go: `maxLabels` slots of `(size / ratio)^2` at `offset` of `out`. */
+export interface MaskTargets {
+  /** The rings of the sample's box rows (pixels of the image before the final resize). */
+  segs: Segments;
+  out: Float32Array;
+  offset: number;
+  /** Mask downsample ratio (4: targets at the prototype resolution). */
+  ratio: number;
+}
+
+/** Each ring scaled onto the input (clipped to it) and rasterised at 1/ratio into slot k (row k of the targets). */
+export function writeMaskTargets(segs: Segments, sx: number, sy: number, size: number, masks: MaskTargets): void {
+  const m = size / masks.ratio;
+  segs.forEach((r, k) => {
+    const scaled = r.map((v, i) => Math.min(Math.max(v * (i % 2 ? sy : sx), 0), size));
+    rasterizeTarget([scaled], size, masks.ratio, masks.out, masks.offset + k * m * m);
+  });
 }
 
 /** Writes boxes * scale (y * scaleY), clipped to [0,1], as `[cls, x1, y1, x2, y2]` rows; pads the rest. Returns rows written. */

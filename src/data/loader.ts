@@ -23,8 +23,8 @@ import { loadImageFile } from './image.ts';
 import { letterboxGeometry, letterboxInto } from './letterbox.ts';
 import { labelsToPixelBoxes, type ImageLabels } from './labels.ts';
 import {
-  DEFAULT_HYP, maybeScaleTranslate, mixSeed, mosaic4, mosaicAffine, mulberry32, preResize, trainTransform, writeTargets,
-  type AugmentHyp, type LoadedItem,
+  DEFAULT_HYP, maybeScaleTranslate, mixSeed, mosaic4, mosaicAffine, mulberry32, preResize, trainTransform, writeMaskTargets, writeTargets,
+  type AugmentHyp, type LoadedItem, type MaskTargets, type Segments,
 } from './augment.ts';
 import { drawMixup, mixup } from './mixup.ts';
 import { strongAugment } from './strong-augment.ts';
@@ -60,6 +60,13 @@ export interface LoaderOptions {
    * the images it has seen, about imgsz^2 * 3 bytes each. Default false.
    */
   cache?: boolean;
+  /**
+   * Segment training: also build mask targets `[B, maxLabels, imgsz / masks, imgsz / masks]` (the
+   * downsample ratio, 4 for YOLOv9-seg) from the polygon rows; a box row becomes its rectangle.
+   * The rings follow the mosaic, flip and letterbox; mixup is skipped, as the original skips it
+   * when segments are present; the random affine, scale/translate and the strong ops are refused.
+   */
+  masks?: number;
 }
 
 /** A batch plus where it came from. */
@@ -85,6 +92,8 @@ export interface SampleContext {
   hyp: AugmentHyp;
   /** Keep decoded, pre-resized images in memory (per worker). */
   cache: boolean;
+  /** Mask downsample ratio of segment training (0: no masks). */
+  maskRatio: number;
 }
 
 export interface BatchJob {
@@ -99,6 +108,8 @@ export interface BatchJob {
 export interface BatchData {
   images: Float32Array;
   targets: Float32Array;
+  /** `[B, maxLabels, s / ratio, s / ratio]` with masks on, else null. */
+  masks: Float32Array | null;
   origShapes: [number, number][];
   counts: number[];
 }
@@ -109,11 +120,24 @@ const itemCaches = new WeakMap<SampleContext, Map<number, Promise<LoadedItem>>>(
 async function decodeItem(ctx: SampleContext, i: number): Promise<LoadedItem> {
   const img = await loadImageFile(ctx.paths[i]!);
   const r = letterboxGeometry(img.width, img.height, ctx.imgsz, ctx.imgsz).ratio;
+  const boxes = labelsToPixelBoxes(ctx.labels[i]!, img.width, img.height, r);
   return {
     img: preResize(img, ctx.imgsz),
-    boxes: labelsToPixelBoxes(ctx.labels[i]!, img.width, img.height, r),
+    boxes,
+    ...(ctx.maskRatio ? { segs: pixelSegments(ctx.labels[i]!, boxes, img.width * r, img.height * r) } : {}),
     origShape: [img.height, img.width],
   };
+}
+
+/** The ring of each label row in pixels of a `w x h` image: the polygon, or a box row's rectangle (clipped to the image). */
+function pixelSegments(labels: ImageLabels, boxes: Float32Array, w: number, h: number): Segments {
+  return Array.from({ length: labels.n }, (_, k) => {
+    const ring = labels.segments?.[k];
+    if (ring) return ring.map((v, j) => v * (j % 2 ? h : w));
+    const cx = (v: number): number => Math.min(Math.max(v, 0), w), cy = (v: number): number => Math.min(Math.max(v, 0), h);
+    const x1 = cx(boxes[k * 5 + 1]!), y1 = cy(boxes[k * 5 + 2]!), x2 = cx(boxes[k * 5 + 3]!), y2 = cy(boxes[k * 5 + 4]!);
+    return Float32Array.of(x1, y1, x2, y1, x2, y2, x1, y2);
+  });
 }
 
 /** The pre-resized image and its boxes; with the cache on, a private copy of the cached item. */
@@ -128,7 +152,7 @@ async function loadItem(ctx: SampleContext, i: number): Promise<LoadedItem> {
     p.catch(() => itemCache.delete(i));
   }
   const it = await p;
-  return { img: { ...it.img, data: it.img.data.slice() }, boxes: it.boxes.slice(), origShape: it.origShape };
+  return { img: { ...it.img, data: it.img.data.slice() }, boxes: it.boxes.slice(), ...(it.segs ? { segs: it.segs.map((r) => r.slice()) } : {}), origShape: it.origShape };
 }
 
 const labelledCache = new WeakMap<SampleContext, number[]>();
@@ -144,16 +168,23 @@ function labelledIndices(ctx: SampleContext): number[] {
 async function buildSample(ctx: SampleContext, job: BatchJob, k: number, out: BatchData): Promise<void> {
   const s = ctx.imgsz, plane = 3 * s * s, tOff = k * ctx.maxLabels * 5;
   const index = job.indices[k]!;
+  const m = ctx.maskRatio ? s / ctx.maskRatio : 0;
+  const maskSlot = (segs: Segments): MaskTargets => ({ segs, out: out.masks!, offset: k * ctx.maxLabels * m * m, ratio: ctx.maskRatio });
   if (!job.augment) {
     const img = await loadImageFile(ctx.paths[index]!);
     const info = letterboxInto(img, s, out.images, k * plane);
     out.origShapes[k] = [img.height, img.width];
-    out.counts[k] = writeTargets(labelsToPixelBoxes(ctx.labels[index]!, img.width, img.height, info.ratio), 1 / s, out.targets, tOff, ctx.maxLabels);
+    const boxes = labelsToPixelBoxes(ctx.labels[index]!, img.width, img.height, info.ratio);
+    out.counts[k] = writeTargets(boxes, 1 / s, out.targets, tOff, ctx.maxLabels);
+    if (ctx.maskRatio) {
+      const segs = pixelSegments(ctx.labels[index]!, boxes, img.width * info.ratio, img.height * info.ratio);
+      writeMaskTargets(segs.slice(0, out.counts[k]), 1, 1, s, maskSlot(segs));
+    }
     return;
   }
   const rand = mulberry32(job.seeds[k]!);
   const useMosaic = job.mosaic && rand() < ctx.hyp.mosaicProb;
-  let item: { img: LoadedItem['img']; boxes: Float32Array };
+  let item: { img: LoadedItem['img']; boxes: Float32Array; segs?: Segments };
   if (useMosaic) {
     const n = ctx.paths.length;
     const idx = [index, Math.floor(rand() * n), Math.floor(rand() * n), Math.floor(rand() * n)];
@@ -162,7 +193,8 @@ async function buildSample(ctx: SampleContext, job: BatchJob, k: number, out: Ba
     item = ctx.hyp.affine ? mosaicAffine(items, s, ctx.hyp.affine, rand) : mosaic4(items, s, rand);
     // Mixup follows a mosaic that has labels, with another labelled image (as the original).
     const labelled = labelledIndices(ctx);
-    if (ctx.hyp.mixupProb > 0 && item.boxes.length > 0 && labelled.length > 0 && rand() < ctx.hyp.mixupProb) {
+    // Mixup is skipped when segments are present, as the original skips it.
+    if (!ctx.maskRatio && ctx.hyp.mixupProb > 0 && item.boxes.length > 0 && labelled.length > 0 && rand() < ctx.hyp.mixupProb) {
       const draw = drawMixup(rand, ctx.hyp.mixupScale);
       const other = await loadItem(ctx, labelled[Math.floor(rand() * labelled.length)]!);
       item = mixup(item, other, s, draw, rand);
@@ -173,7 +205,8 @@ async function buildSample(ctx: SampleContext, job: BatchJob, k: number, out: Ba
     item = job.strong ? strongAugment(it, rand) : it;
   }
   item = maybeScaleTranslate(item, ctx.hyp, rand);
-  out.counts[k] = trainTransform(item.img, item.boxes, s, ctx.hyp, rand, out.images, k * plane, out.targets, tOff, ctx.maxLabels);
+  out.counts[k] = trainTransform(item.img, item.boxes, s, ctx.hyp, rand, out.images, k * plane, out.targets, tOff, ctx.maxLabels,
+    ctx.maskRatio ? maskSlot(item.segs!) : undefined);
 }
 
 /**
@@ -188,6 +221,7 @@ export async function buildBatch(ctx: SampleContext, job: BatchJob, shared = fal
   const out: BatchData = {
     images: alloc(B * 3 * s * s),
     targets: alloc(B * ctx.maxLabels * 5),
+    masks: ctx.maskRatio ? alloc(B * ctx.maxLabels * (s / ctx.maskRatio) ** 2) : null,
     origShapes: new Array(B),
     counts: new Array(B),
   };
@@ -234,7 +268,7 @@ class WorkerPool {
     this.pending.delete(msg.id);
     if (--p.w.busy === 0) p.w.worker.unref();
     // Copy out of the shared buffers: consumers may transfer or keep the batch tensors freely.
-    if (msg.ok) p.resolve({ ...msg.data, images: new Float32Array(msg.data.images), targets: new Float32Array(msg.data.targets) });
+    if (msg.ok) p.resolve({ ...msg.data, images: new Float32Array(msg.data.images), targets: new Float32Array(msg.data.targets), masks: msg.data.masks && new Float32Array(msg.data.masks) });
     else p.reject(isErrorCode(msg.code) ? new LibreYOLOError(msg.code, msg.message) : new Error(msg.message));
   }
 
@@ -309,7 +343,14 @@ export class DataLoader {
     this.dropLast = options.dropLast ?? split.images.length >= batch;
     this.maxLabels = options.maxLabels ?? 100;
     const hyp: AugmentHyp = { ...DEFAULT_HYP, ...options.hyp };
-    this.ctx = { paths: split.images, labels: split.labels, imgsz, maxLabels: this.maxLabels, hyp, cache: options.cache ?? false };
+    const maskRatio = options.masks ?? 0;
+    if (maskRatio) {
+      if (!Number.isInteger(maskRatio) || maskRatio < 1 || imgsz % maskRatio !== 0) throw new LibreYOLOError('config_range_error', `masks must be a ratio dividing imgsz ${imgsz}, got ${maskRatio}`);
+      const unsupported = [hyp.affine ? 'the random affine (degrees, shear, mosaic_scale)' : '', hyp.scale > 0 || hyp.translate > 0 ? 'scale/translate' : '', this.strong ? 'the strong ops' : '']
+        .filter(Boolean);
+      if (unsupported.length) throw new LibreYOLOError('config_unsupported', `Segment training does not apply ${unsupported.join(', ')} to polygons: leave them off.`);
+    }
+    this.ctx = { paths: split.images, labels: split.labels, imgsz, maxLabels: this.maxLabels, hyp, cache: options.cache ?? false, maskRatio };
   }
 
   /** Images in the split. */
@@ -381,6 +422,7 @@ export class DataLoader {
         yield {
           images: { dtype: 'float32', dims: [B, 3, s, s], data: data.images },
           targets: { dtype: 'float32', dims: [B, this.maxLabels, 5], data: data.targets },
+          ...(data.masks ? { masks: { dtype: 'float32', dims: [B, this.maxLabels, s / this.ctx.maskRatio, s / this.ctx.maskRatio], data: data.masks } } : {}),
           epoch, index: k,
           indices: job.indices,
           paths: job.indices.map((i) => this.split.images[i]!),

@@ -7,6 +7,8 @@ export interface TrainBatch {
   images: HostTensor;
   /** `[B, M, 5]` float32 rows `[cls, x1, y1, x2, y2]` normalised to 0..1; padding rows are `[-1, 0, 0, 0, 0]` (all-zero rows are padding too). */
   targets: HostTensor;
+  /** Segment training: `[B, M, H / r, W / r]` float32 0/1 mask targets, slot k for target row k (r: the mask downsample ratio). */
+  masks?: HostTensor;
   /** The host draws of this step (`HostAssigner.draws`); absent: the step draws them from its generator. */
   draws?: Readonly<Record<string, HostTensor>>;
 }
