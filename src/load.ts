@@ -9,7 +9,7 @@ import { extname, resolve } from 'node:path';
 import { DEFAULT_MODEL } from './assets.ts';
 import { LibreYOLOError } from './errors.ts';
 import { LibreYOLOModel } from './model.ts';
-import { familyImgsz, getFamily, listFamilies, trainingHooks } from './models/index.ts';
+import { familyImgsz, familyTasks, getFamily, listFamilies, trainingHooks } from './models/index.ts';
 import { parseDevice } from './runtime/device.ts';
 import { GraphEngine } from './runtime/graph-engine.ts';
 import { openOnnxModel } from './runtime/onnx-model.ts';
@@ -61,7 +61,7 @@ async function loadOnnxModel(path: string, options: LoadOptions): Promise<LibreY
  * (`yolo9t`, `yolo9-t`, `yoloxn`); `nc` classes (80 by default; the dataset's class count replaces it
  * when training starts).
  */
-export function createFreshModel(name: string, options: { nc?: number; device?: string | number; seed?: number; threads?: number } = {}): LibreYOLOModel {
+export function createFreshModel(name: string, options: { nc?: number; device?: string | number; seed?: number; threads?: number; task?: string } = {}): LibreYOLOModel {
   const parsed = parseFreshName(name);
   if (!parsed) {
     throw new LibreYOLOError('model_load_failed', `'${name}' names no family and size; fresh models are one of ${listFamilies().map((f) => f.sizes.map((s) => `${f.name}${s}`).join(', ')).join('; ')}.`);
@@ -69,19 +69,32 @@ export function createFreshModel(name: string, options: { nc?: number; device?: 
   const family = getFamily(parsed.family);
   const size = parsed.size;
   const nc = options.nc ?? 80;
-  const network = family.create({ size, nc });
+  // `yolo9t-seg` (or task: 'segment'): the family's network for that task.
+  const task = options.task ?? parsed.task ?? 'detect';
+  if (!familyTasks(family).includes(task)) {
+    throw new LibreYOLOError('config_unsupported', `Task '${task}' is not supported by ${family.displayName}: it runs ${familyTasks(family).join(', ')}.`);
+  }
+  const network = family.create({ size, nc, task });
   if (options.seed) trainingHooks(family).initialize(network, options.seed);
   const names = namesOrDefault(undefined, nc);
   const side = familyImgsz(family, size);
   return new LibreYOLOModel({
-    family, size, task: 'detect', names, imgsz: [side, side], weightsPath: null, format: 'fresh', network,
+    family, size, task, names, imgsz: [side, side], weightsPath: null, format: 'fresh', network,
     engine: new GraphEngine(network, { device: parseDevice(options.device), ...(options.threads ? { threads: options.threads } : {}), ...familyEngineOptions(family) }),
   });
 }
 
 /** `yolo9t`, `yolo9-t`, `yoloxn`: a registered family name and one of its sizes (fresh weights), else null. */
-export function parseFreshName(name: string): { family: string; size: string } | null {
-  const lower = name.trim().toLowerCase();
+export function parseFreshName(name: string): { family: string; size: string; task?: string } | null {
+  let lower = name.trim().toLowerCase();
+  // A `-seg` suffix (`yolo9t-seg`) asks for the segment network, as in the published names.
+  const seg = lower.endsWith('-seg') && familyOfFresh(lower.slice(0, -4)) !== null;
+  if (seg) lower = lower.slice(0, -4);
+  const found = familyOfFresh(lower);
+  return found && seg ? { ...found, task: 'segment' } : found;
+}
+
+function familyOfFresh(lower: string): { family: string; size: string } | null {
   for (const f of listFamilies()) {
     for (const size of f.sizes) {
       if (lower === `${f.name}${size}` || lower === `${f.name}-${size}`) return { family: f.name, size };

@@ -207,6 +207,8 @@ export interface TrainShape {
 export interface LossInputs {
   images: string;
   targets: string;
+  /** Segment training: `[B, M, H / r, W / r]` 0/1 mask targets, slot k for target row k (`TrainingHooks.maskRatio`). */
+  masks?: string;
   assigned: Readonly<Record<string, string>>;
   switches: Readonly<Record<string, string>>;
 }
@@ -258,6 +260,13 @@ export interface HostDraws {
 export interface TrainingHooks {
   /** Logged loss components, in display order (`box`, `dfl`, `cls`; results.csv `train/<name>_loss`). */
   lossNames: readonly string[];
+  /** The components of a network whose task adds some (YOLOv9-seg: `seg`); absent: `lossNames`. */
+  lossNamesFor?(network: DetectionNetwork): readonly string[];
+  /**
+   * The mask downsample ratio when `network` trains on mask targets (segment heads: 4), else null;
+   * the trainer then builds `masks` targets from polygon labels and the graph takes them as `masks`.
+   */
+  maskRatio?(network: DetectionNetwork): number | null;
   /** Train-mode forward + loss (`b.training` is set, BatchNorm emits running-stat outputs). */
   emitLoss(b: GraphBuilder, network: DetectionNetwork, inputs: LossInputs, shape: TrainShape): LossValues;
   /** Host-side assignment; absent when the assignment is part of `emitLoss` (in-graph). */

@@ -18,10 +18,17 @@ export interface EnginePredictorInit {
   inputSize: [number, number];
   engine: SessionEngine;
   warn: Warn;
+  /** The network's task (default detect): a segment network's results carry masks. */
+  task?: string;
 }
 
 export class EnginePredictor {
   constructor(private readonly init: EnginePredictorInit) {}
+
+  /** The task of the network it runs (`detect` unless given). */
+  get task(): string {
+    return this.init.task ?? 'detect';
+  }
 
   async predict(source: ImageSource[], options: PredictOptions = {}): Promise<Results[]> {
     const { family, size, names, inputSize, engine, warn } = this.init;
@@ -29,7 +36,7 @@ export class EnginePredictor {
     const { items } = await resolveSources(source);
     const forward = (x: Parameters<SessionEngine['forward']>[0], o?: { transfer?: boolean }) => engine.forward(x, o);
     const ctx = {
-      family, size, task: 'detect', nc: Object.keys(names).length, names, inputSize, training: false,
+      family, size, task: this.task, nc: Object.keys(names).length, names, inputSize, training: false,
       forward, eagerForward: forward, acceptsBatch: (b: number) => engine.acceptsBatch(b), warn,
     };
     const out: Results[] = [];

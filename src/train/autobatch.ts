@@ -11,7 +11,8 @@ import { execFileSync } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { totalmem, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { DetectionNetwork, ModelFamily } from '../models/registry.ts';
+import { trainingHooks, type DetectionNetwork, type ModelFamily } from '../models/registry.ts';
+import type { TrainBatch } from '../data/train-batch.ts';
 import type { Device } from '../runtime/device.ts';
 import { findOrtFile } from '../runtime/ort-profile-file.ts';
 import { TrainStep } from './step.ts';
@@ -89,15 +90,24 @@ async function peakFromProfile(prefix: string): Promise<number | null> {
   return peak > 0 ? peak / 1e6 : null;
 }
 
-/** A reproducible probe batch: mid-grey images with one box each. */
-function probeBatch(batch: number, imgsz: number, maxTargets: number): { images: { dtype: 'float32'; dims: number[]; data: Float32Array }; targets: { dtype: 'float32'; dims: number[]; data: Float32Array } } {
+/** A reproducible probe batch: mid-grey images with one box each (and its filled box as the mask, for a network that trains masks). */
+function probeBatch(batch: number, imgsz: number, maxTargets: number, maskRatio: number | null): TrainBatch {
   const targets = new Float32Array(batch * maxTargets * 5);
   for (let i = 0; i < batch * maxTargets; i++) targets[i * 5] = -1;
   for (let b = 0; b < batch; b++) targets.set([0, 0.25, 0.25, 0.75, 0.75], b * maxTargets * 5);
   return {
     images: { dtype: 'float32', dims: [batch, 3, imgsz, imgsz], data: new Float32Array(batch * 3 * imgsz * imgsz).fill(0.45) },
     targets: { dtype: 'float32', dims: [batch, maxTargets, 5], data: targets },
+    ...(maskRatio ? { masks: probeMasks(batch, imgsz / maskRatio, maxTargets) } : {}),
   };
+}
+
+function probeMasks(batch: number, m: number, maxTargets: number): TrainBatch['targets'] {
+  const data = new Float32Array(batch * maxTargets * m * m);
+  for (let b = 0; b < batch; b++) {
+    for (let y = m >> 2; y < (3 * m) >> 2; y++) data.fill(1, b * maxTargets * m * m + y * m + (m >> 2), b * maxTargets * m * m + y * m + ((3 * m) >> 2));
+  }
+  return { dtype: 'float32', dims: [batch, maxTargets, m, m], data };
 }
 
 export interface AutoBatchOptions {
@@ -129,7 +139,7 @@ export async function probeAutoBatch(family: ModelFamily, network: DetectionNetw
       let step: TrainStep | null = null;
       try {
         step = await TrainStep.create(family, network, { device: o.device, batch: b, imgsz: [o.imgsz, o.imgsz], maxTargets: o.maxTargets, profileFilePrefix: prefix, ...(o.threads ? { threads: o.threads } : {}) });
-        await step.run(probeBatch(b, o.imgsz, o.maxTargets));
+        await step.run(probeBatch(b, o.imgsz, o.maxTargets, trainingHooks(family).maskRatio?.(network) ?? null));
         await step.endProfiling();
       } catch (err) {
         o.log?.(`AutoBatch: batch ${b} failed (${(err as Error).message.split('\n')[0]}); stopping the probe.`);

@@ -47,6 +47,8 @@ export interface TrainingCheckpoint {
   nc: number;
   names: Record<number, string>;
   imgsz: number;
+  /** The network's task (default detect). */
+  task?: string;
 }
 
 function plain(v: unknown): PyWritable {
@@ -71,7 +73,7 @@ export async function saveTrainingCheckpoint(path: string, ck: TrainingCheckpoin
     libreyolo_version: VERSION,
     model_family: ck.family,
     size: ck.size,
-    task: 'detect',
+    task: ck.task ?? 'detect',
     nc: ck.nc,
     names: ck.names,
     imgsz: ck.imgsz,

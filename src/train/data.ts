@@ -31,6 +31,8 @@ export interface TrainDataOptions {
   stretch?: boolean;
   /** Progress / download messages (default: stderr). */
   log?: (message: string) => void;
+  /** Segment training: mask targets at 1 / this ratio of the input (data/loader.ts `masks`). */
+  masks?: number;
 }
 
 /**
@@ -59,6 +61,7 @@ export async function openTrainData(cfg: TrainConfig, ds: DatasetConfig, options
     workers: cfg.workers,
     seed: cfg.seed < 0 ? 0 : cfg.seed,
     maxLabels: cfg.max_labels,
+    ...(options.masks ? { masks: options.masks } : {}),
     hyp: { ...recipe.hyp, resize: options.stretch ? 'stretch' : 'letterbox' },
   });
   return {

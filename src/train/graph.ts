@@ -3,7 +3,7 @@
  * loss and, from the autodiff pass, the gradient of the total loss for every parameter. Parameters
  * and BN buffers are graph inputs named by their state_dict keys, so one session serves every step.
  *
- * Inputs: `images`, `targets`, the host assignment's inputs (families with a `HostAssigner`), the
+ * Inputs: `images`, `targets`, `masks` (segment heads: mask targets), the host assignment's inputs (families with a `HostAssigner`), the
  * host draws the forward declares itself (`HostAssigner.draws`), `switch.<name>` float32 scalars
  * (the family's loss switches), parameters and buffers.
  * Outputs: loss_total, `loss_<component>` per logged component, num_fg, `grad.<key>` per parameter
@@ -53,6 +53,8 @@ export interface TrainGraph {
   switches: readonly string[];
   /** Host-assignment inputs of the loss graph. */
   assigned: readonly string[];
+  /** `[B, M, H / r, W / r]` of the `masks` input (segment heads), else null. */
+  masks: number[] | null;
   /** The assignment graph, for families with a host assigner. */
   assign: AssignGraph | null;
 }
@@ -116,13 +118,17 @@ export async function buildTrainGraph(family: ModelFamily, network: DetectionNet
   b.preciseStats = cfg.preciseStats !== false;
   const images = b.input('images', 'float32', [cfg.batch, 3, cfg.height, cfg.width]);
   const targets = b.input('targets', 'float32', [cfg.batch, cfg.maxTargets, 5]);
+  // Segment heads train on mask targets at 1 / ratio of the input.
+  const maskRatio = hooks.maskRatio?.(network) ?? null;
+  const maskDims = maskRatio ? [cfg.batch, cfg.maxTargets, cfg.height / maskRatio, cfg.width / maskRatio] : null;
+  const masks = maskDims ? b.input('masks', 'float32', maskDims) : null;
   const assignedSpecs = hooks.assigner?.inputs(shape, network.nc, network) ?? {};
   const assigned: Record<string, string> = {};
   for (const [name, spec] of Object.entries(assignedSpecs)) assigned[name] = b.input(name, spec.dtype, spec.dims);
   const switchList = switchNames(family);
   const switches: Record<string, string> = {};
   for (const name of switchList) switches[name] = b.input(`switch.${name}`, 'float32', []);
-  const loss = hooks.emitLoss(b, network, { images, targets, assigned, switches }, shape);
+  const loss = hooks.emitLoss(b, network, { images, targets, assigned, switches, ...(masks ? { masks } : {}) }, shape);
 
   // Parameters and buffers become inputs, so the session is reused as the weights change.
   const tensors = [...network.namedTensors()];
@@ -137,6 +143,7 @@ export async function buildTrainGraph(family: ModelFamily, network: DetectionNet
     ...parameterFeeds(network, [...parameters, ...buffers]),
     images: zeros('float32', [cfg.batch, 3, cfg.height, cfg.width]),
     targets: zeros('float32', [cfg.batch, cfg.maxTargets, 5]),
+    ...(maskDims ? { masks: zeros('float32', maskDims) } : {}),
   };
   for (const [name, spec] of Object.entries(assignedSpecs)) feeds[name] = zeros(spec.dtype, spec.dims);
   for (const [name, spec] of Object.entries(hooks.assigner?.draws?.specs(shape, network.nc) ?? {})) feeds[name] = zeros(spec.dtype, spec.dims);
@@ -157,7 +164,7 @@ export async function buildTrainGraph(family: ModelFamily, network: DetectionNet
   if (cfg.amp) autocastTrainGraph(b.graph);
   return {
     graph: b.graph, parameters, buffers, runningStats,
-    components: Object.keys(loss.components), switches: switchList, assigned: Object.keys(assignedSpecs),
+    components: Object.keys(loss.components), switches: switchList, assigned: Object.keys(assignedSpecs), masks: maskDims,
     assign: buildAssignGraph(family, network, shape, cfg.preciseStats !== false),
   };
 }

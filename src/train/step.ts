@@ -6,6 +6,7 @@
  */
 import { cpus } from 'node:os';
 import { serializeModel } from '../graph/onnx.ts';
+import { LibreYOLOError } from '../errors.ts';
 import type { HostTensor } from '../graph/tensor.ts';
 import { trainingHooks, type DetectionNetwork, type HostAssigner, type ModelFamily, type TrainShape } from '../models/registry.ts';
 import { mulberry32 } from '../util/random.ts';
@@ -109,6 +110,20 @@ export class TrainStep {
     return { dtype: 'float32', dims: [b, M, 5], data: out };
   }
 
+  /** The batch's mask targets as the graph takes them: slots padded (empty) or cut to maxTargets. */
+  private fitMasks(t: HostTensor | undefined): HostTensor {
+    const want = this.graph.masks!;
+    if (!t) throw new LibreYOLOError('config_unsupported', 'YOLO9 segmentation training requires polygon masks. Use YOLO segmentation labels or COCO segmentations.');
+    const [b, m, h, w] = t.dims as [number, number, number, number];
+    if (b !== want[0] || h !== want[2] || w !== want[3]) throw new Error(`train step expects masks [${want.join(',')}], got [${t.dims.join(',')}]`);
+    const M = want[1]!;
+    if (m === M) return t;
+    const out = new Float32Array(b * M * h * w);
+    const src = t.data as Float32Array, plane = h * w;
+    for (let i = 0; i < b; i++) out.set(src.subarray(i * m * plane, (i * m + Math.min(m, M)) * plane), i * M * plane);
+    return { dtype: 'float32', dims: want, data: out };
+  }
+
   /**
    * The host assignment's feeds: the assignment graph's forward on the current weights (train-mode
    * BN, as the loss graph's), then the family's assigner on its outputs.
@@ -152,6 +167,7 @@ export class TrainStep {
       ...parameterFeeds(this.network, [...this.graph.parameters, ...this.graph.buffers]),
       images,
       targets,
+      ...(this.graph.masks ? { masks: this.fitMasks(batch.masks) } : {}),
       ...draws,
       ...(await this.assignFeeds(images, targets, draws)),
       ...this.switchFeeds(switches),

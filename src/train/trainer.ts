@@ -77,7 +77,7 @@ export interface TrainSource {
   readonly device: Device;
   /** The training checkpoint `resume=true` continues. */
   readonly weightsPath: string | null;
-  /** The model's task; only `detect` trains here (default detect). */
+  /** The model's task: `detect` (default), or `segment` for a family whose hooks train masks. */
   readonly task?: string;
 }
 
@@ -156,12 +156,12 @@ export class Trainer {
     const warn = runtime.warn ?? defaultWarn;
     const cwd = runtime.cwd ?? process.cwd();
     if (!model.network) throw new LibreYOLOError('config_unsupported', 'Cannot train an exported ONNX model: load the .pt checkpoint instead.');
-    if ((model.task ?? 'detect') !== 'detect') {
-      // The mask loss and polygon targets are not implemented: training would fit the boxes alone.
-      throw new LibreYOLOError('config_unsupported', `Training ${model.task} models is not implemented yet (the mask loss is missing); this package trains detection models. Load the detection weights to train boxes.`);
-    }
+    const task = model.task ?? 'detect';
     const family = model.family;
     const hooks = trainingHooks(family);
+    if (task !== 'detect' && !(task === 'segment' && hooks.maskRatio?.(model.network))) {
+      throw new LibreYOLOError('config_unsupported', `Training ${task} models is not implemented yet for ${family.displayName}; this package trains detection models${hooks.maskRatio ? ' and YOLOv9-seg' : ''}.`);
+    }
     // Resume: the checkpoint's config is the base, explicit options win (except resume itself).
     let resume: ResumeState | null = null;
     let resumePath: string | null = null;
@@ -185,7 +185,7 @@ export class Trainer {
     // The network to train: a copy of the model's, with class layers for the dataset's nc.
     let network: DetectionNetwork;
     if (resume) {
-      network = family.create({ size: model.size, stateDict: resume.trainModel });
+      network = family.create({ size: model.size, stateDict: resume.trainModel, task });
       if (network.nc !== nc) throw new LibreYOLOError('config_conflict', `Cannot resume: the checkpoint has ${network.nc} classes, the dataset ${nc}.`);
     } else {
       const sd = snapshot(stateDictOf(model.network));
@@ -210,9 +210,19 @@ export class Trainer {
     return `${this.family.name}-${this.size}`;
   }
 
+  /** The logged components of the network trained (a segment head adds `seg`). */
+  private get lossNames(): readonly string[] {
+    return this.hooks.lossNamesFor?.(this.network) ?? this.hooks.lossNames;
+  }
+
+  /** Mask targets' downsample ratio when the network trains masks (segment heads), else null. */
+  private get maskRatio(): number | null {
+    return this.hooks.maskRatio?.(this.network) ?? null;
+  }
+
   /** Per component of the family's loss, the mean over `losses`. */
   private meanComponents(losses: LossComponents[]): Record<string, number> {
-    return Object.fromEntries(this.hooks.lossNames.map((k) => [k, mean(losses.map((x) => x[k]!))]));
+    return Object.fromEntries(this.lossNames.map((k) => [k, mean(losses.map((x) => x[k]!))]));
   }
 
   /** amp runs only on GPU providers (ignored on CPU, as the original). */
@@ -247,6 +257,7 @@ export class Trainer {
     this.accumulate = accumulateSteps(cfg);
     this.data = await openTrainData(cfg, this.datasetConfig, {
       cwd, warn: this.warn, recipe: this.hooks.augment ?? BASE_RECIPE, stretch: inputSpec(this.family).resize === 'stretch',
+      ...(this.maskRatio ? { masks: this.maskRatio } : {}),
     });
     const batchesPerEpoch = this.data!.batchesPerEpoch;
     const stepsPerEpoch = Math.ceil(batchesPerEpoch / this.accumulate);
@@ -409,9 +420,10 @@ export class Trainer {
     const split = this.data!.val;
     if (!split) return null;
     const cfg = this.config;
-    const network = this.family.create({ size: this.size, stateDict: this.evalState() });
+    const task = this.maskRatio ? 'segment' : 'detect';
+    const network = this.family.create({ size: this.size, stateDict: this.evalState(), task });
     const model = new EnginePredictor({
-      family: this.family, size: this.size, names: this.names, inputSize: [cfg.imgsz, cfg.imgsz], warn: this.warn,
+      family: this.family, size: this.size, names: this.names, inputSize: [cfg.imgsz, cfg.imgsz], warn: this.warn, task,
       engine: new GraphEngine(network, { device: this.device, ...(cfg.threads ? { threads: cfg.threads } : {}) }),
     });
     try {
@@ -437,6 +449,7 @@ export class Trainer {
       nc: this.network.nc,
       names: this.names,
       imgsz: this.config.imgsz,
+      task: this.maskRatio ? 'segment' : 'detect',
     });
   }
 

@@ -51,7 +51,7 @@ it('predict --help offers --task; --task pose is refused with exit 2 before anyt
   assert.match(named.stderr, /^Error: Task 'pose' is not supported yet: .*, so LibreYOLO9t-pose\.pt is not downloaded\. For detection use LibreYOLO9t\.pt\./m);
 });
 
-it('val on a segment model reports mask and box metrics under the original keys; train still exits 2', async () => {
+it('val on a segment model reports mask and box metrics under the original keys; train gets past the task check', async () => {
   const data = join(cwd, 'shapes-seg');
   const synth = await runCli(['data', 'synth', `--out=${data}`, '--task=segment', '--train=1', '--val=2', '--imgsz=128', '--seed=3'], cwd);
   assert.equal(synth.code, 0, synth.stderr);
@@ -67,6 +67,7 @@ it('val on a segment model reports mask and box metrics under the original keys;
   assert.equal(line.code, 0, line.stderr);
   assert.match(line.stdout, /^images 2 +instances \d+ +mask mAP50 \d\.\d{4} +mAP50-95 \d\.\d{4} .* box mAP50\(B\) \d\.\d{4} +mAP50-95\(B\) \d\.\d{4}/m);
   const train = await runCli(['train', `model=${fixture('yolo9t_seg_ref.pt')}`, 'data=missing.yaml'], cwd);
-  assert.equal(train.code, 2, train.stderr);
-  assert.match(train.stderr, /^Error: Training segment models is not implemented yet \(the mask loss is missing\)/m);
+  assert.notEqual(train.code, 0);
+  assert.doesNotMatch(train.stderr, /not implemented/);
+  assert.match(train.stderr, /missing\.yaml/);
 });

@@ -86,7 +86,8 @@ export const yolo9Family: ModelFamily = {
   input: LETTERBOX_RGB_UNIT,
   postprocess: { kind: 'nms', agnostic: false },
   quantize: { keepFloat: [] },
-  train: yolo9TrainingHooks((size, stateDict) => yolo9Family.create({ size, stateDict })),
+  // A state dict with the mask head keeps it (the trained network is the one the file had).
+  train: yolo9TrainingHooks((size, stateDict) => yolo9Family.create({ size, stateDict, ...([...stateDict.keys()].some((k) => k.startsWith('head.proto')) ? { task: 'segment' } : {}) })),
   // The export is the predict graph: [B, 4+nc, anchors] (xyxy input pixels, class scores).
   onnx: {
     classCount: (dims, [h, w]) => (dims.length === 3 && dims[2] === anchorsFor(h, w) && dims[1]! > 4 ? dims[1]! - 4 : null),

@@ -29,6 +29,8 @@ export interface LossOutputs {
   dfl: string;
   cls: string;
   numFg: string;
+  /** What the mask loss reads of the assignment: `assignment` [B,M,A], `fg` [B,1,A], `targetBox` [B,A,4] and `gtBox` [B,M,4] in pixels. */
+  assigned: { assignment: string; fg: string; targetBox: string; gtBox: string; anchors: number };
 }
 
 interface Boxes {
@@ -166,10 +168,10 @@ export function emitYolo9Loss(b: GraphBuilder, levels: string[], targets: string
     const norm = b.op('Mul', [b.op('Div', [alignM, b.op('Add', [maxAlign, b.scalar(1e-9)])]), maxIou]); // [B,M,A]
     const targetCls = b.op('MatMul', [b.op('Transpose', [norm], { perm: ints([0, 2, 1]) }), onehot]); // [B,A,nc]
     const targetBox = b.op('MatMul', [b.op('Transpose', [maskF], { perm: ints([0, 2, 1]) }), tpx]); // [B,A,4]
-    return { targetCls, targetBox, fg };
+    return { targetCls, targetBox, fg, maskF };
   });
 
-  const { targetCls, targetBox, fg } = assigned;
+  const { targetCls, targetBox, fg, maskF } = assigned;
   const zero = b.scalar(0);
   const one = b.scalar(1);
   const clsNorm = b.op('Max', [b.op('ReduceSum', [targetCls], { keepdims: i(0) }), one]);
@@ -216,5 +218,5 @@ export function emitYolo9Loss(b: GraphBuilder, levels: string[], targets: string
   const cls = b.op('Mul', [lossCls, b.scalar(LOSS_WEIGHTS.cls)], {}, { name: 'loss_cls' });
   const total = b.op('Add', [b.op('Add', [box, dfl]), cls], {}, { name: 'loss_total' });
   const numFg = b.op('Div', [b.op('ReduceSum', [fg], { keepdims: i(0) }), b.scalar(B)], {}, { name: 'num_fg' });
-  return { total, box, dfl, cls, numFg };
+  return { total, box, dfl, cls, numFg, assigned: { assignment: maskF, fg, targetBox, gtBox: tpx, anchors: A } };
 }

@@ -9,6 +9,7 @@ import type { DetectionNetwork, StateDict, TrainingHooks } from '../registry.ts'
 import { YOLO9_STRIDES } from './config.ts';
 import { initializeFresh, seededRandom } from './init.ts';
 import { emitYolo9Loss } from './loss.ts';
+import { emitYolo9MaskLoss, MASK_RATIO } from './seg-loss.ts';
 import { Yolo9Network } from './network.ts';
 
 function asYolo9(network: DetectionNetwork): Yolo9Network {
@@ -42,11 +43,22 @@ export function yolo9ForClasses(sd: StateDict, nc: number, seed: number, create:
 export function yolo9TrainingHooks(create: (size: string, sd: StateDict) => DetectionNetwork): TrainingHooks {
   return {
     lossNames: ['box', 'dfl', 'cls'],
+    lossNamesFor: (network) => (asYolo9(network).head.proto ? ['box', 'dfl', 'cls', 'seg'] : ['box', 'dfl', 'cls']),
+    maskRatio: (network) => (asYolo9(network).head.proto ? MASK_RATIO : null),
     emitLoss(b, network, inputs, shape) {
       const net = asYolo9(network);
-      const levels = net.forward(b, inputs.images);
+      const feats = net.features(b, inputs.images);
+      const levels = net.head.emit(b, feats);
       const l = b.scope('loss', () => emitYolo9Loss(b, levels, inputs.targets, { ...shape, nc: net.nc }));
-      return { total: l.total, components: { box: l.box, dfl: l.dfl, cls: l.cls }, numFg: l.numFg };
+      const components: Record<string, string> = { box: l.box, dfl: l.dfl, cls: l.cls };
+      if (!net.head.proto) return { total: l.total, components, numFg: l.numFg };
+      if (!inputs.masks) throw new LibreYOLOError('config_unsupported', 'YOLO9 segmentation training requires polygon masks. Use YOLO segmentation labels or COCO segmentations.');
+      const { proto, coeffs } = b.scope('head', () => net.head.maskOutputs(b, feats));
+      const seg = b.scope('loss', () => b.scope('seg', () => emitYolo9MaskLoss(b, { ...l.assigned, gtMasks: inputs.masks!, proto, coeffs }, {
+        batch: shape.batch, height: shape.height, width: shape.width, maxTargets: shape.maxTargets, anchors: l.assigned.anchors, numMasks: net.head.proto!.numMasks,
+      })));
+      components.seg = seg;
+      return { total: b.op('Add', [l.total, seg], {}, { name: 'loss_total_seg' }), components, numFg: l.numFg };
     },
     // The core's TRAIN_DEFAULTS and augmentation recipe are YOLOv9's.
     defaults: {},
