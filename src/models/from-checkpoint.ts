@@ -59,7 +59,7 @@ export function modelFromCheckpoint(ckpt: LoadedCheckpoint, path: string, option
       `Cannot load ${path}: its weights match no supported model family (${listFamilies().map((f) => f.name).join(', ')}); ${sampleKeys(ckpt.stateDict)}. ${advice}`,
       { cause: err, suggestion: advice });
   }
-  family.checkSource?.({ path, modelFamily: meta.model_family });
+  if (family.checkSource) family = detectFamily(ckpt.stateDict, meta.model_family, path);
   if (meta.model_family && meta.model_family !== family.name) {
     throw new LibreYOLOError('model_family_mismatch', `${path} says model_family '${meta.model_family}', but its weights are a ${family.name} network.`);
   }

@@ -498,18 +498,40 @@ export function trainingHooks(family: ModelFamily): TrainingHooks {
   throw new LibreYOLOError('config_unsupported', `Training is not implemented for ${family.name} models; trainable families: ${trainable.join(', ') || 'none'}.`);
 }
 
-/** Family for a state dict: metadata family first (if its keys fit), then the first that can load it. */
-export function detectFamily(stateDict: StateDict, hint?: string): ModelFamily {
+/**
+ * Family for a state dict: metadata family first (if its keys fit), then the first that can load
+ * it; with the file's path (`source`), families whose keys fit alike are told apart by their
+ * `checkSource` (D-FINE and DEIM: the file name).
+ */
+export function detectFamily(stateDict: StateDict, hint?: string, source?: string): ModelFamily {
   const keys = [...stateDict.keys()];
   if (hint) {
     const f = families.find((x) => x.name === hint);
-    if (f && f.canLoad(keys)) return f;
+    if (f && f.canLoad(keys)) {
+      if (source) f.checkSource?.({ path: source, modelFamily: hint });
+      return f;
+    }
   }
   const f = families.find((x) => x.canLoad(keys));
+  if (f && source) return familyForSource(f, keys, { path: source, modelFamily: hint });
   if (!f) {
     throw new LibreYOLOError('model_load_failed',
       `Could not detect model architecture from state dict keys.\nRegistered model families: ${families.map((x) => x.name).join(', ')}.`,
       { suggestion: 'Check that the file is a LibreYOLO checkpoint (a state_dict with keys like backbone.conv0.conv.weight).' });
   }
   return f;
+}
+
+/** The first family whose keys fit (from `first` on) that accepts the file; none: `first`'s refusal. */
+function familyForSource(first: ModelFamily, keys: readonly string[], source: { path: string; modelFamily: string | undefined }): ModelFamily {
+  let refusal: unknown = null;
+  for (const f of families.slice(families.indexOf(first)).filter((x) => x.canLoad(keys))) {
+    try {
+      f.checkSource?.(source);
+      return f;
+    } catch (err) {
+      refusal ??= err;
+    }
+  }
+  throw refusal;
 }

@@ -1,4 +1,4 @@
-/** The dfinen_ref_io fixture for tests through the library: inputs, the 2x-floor limits, predict-layout pairing, the photo's detections. */
+/** The dfinen_ref_io (and deimn_ref_io) fixture for tests through the library: inputs, the 2x-floor limits, predict-layout pairing, the photo's detections. */
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import type { HostTensor } from '../../src/graph/tensor.ts';
@@ -12,10 +12,11 @@ export const DFINE_SHAPES = ['1x3x640x640', '2x3x640x640'] as const;
 
 export interface DfineIo { tensors: Map<string, HostTensor>; floor: { pred_logits: { max_abs: number }; pred_boxes: { max_abs: number } } }
 
-export function readDfineIo(): DfineIo {
-  const st = readSafetensors(new Uint8Array(readFileSync(fixture('dfinen_ref_io.safetensors'))), 'dfine io fixture');
+/** `stem`: the fixture (dfinen_ref, or deimn_ref: the same layout). */
+export function readDfineIo(stem = 'dfinen_ref'): DfineIo {
+  const st = readSafetensors(new Uint8Array(readFileSync(fixture(`${stem}_io.safetensors`))), `${stem} io fixture`);
   const floor = JSON.parse(st.metadata.fp32_vs_fp64 ?? 'null');
-  assert.ok(floor, 'dfinen_ref_io.safetensors has fp32_vs_fp64 metadata');
+  assert.ok(floor, `${stem}_io.safetensors has fp32_vs_fp64 metadata`);
   return { tensors: st.tensors, floor };
 }
 

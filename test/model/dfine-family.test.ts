@@ -72,7 +72,7 @@ describe('D-FINE family through LibreYOLO()', () => {
     await assert.rejects(model.export({ format: 'onnx', imgsz: 320, output_path: join(dir, 'x.onnx') }), check);
   });
 
-  it('D-FINE vs DEIM only by metadata or file name: a disagreeing pair, a DEIM file, an unnamed bare state dict are clear errors', async () => {
+  it('D-FINE vs DEIM only by metadata or file name: a disagreeing pair and an unnamed bare state dict are clear errors, DEIM metadata gives DEIM', async () => {
     // The fixture says model_family 'dfine'; a copy named like DEIM contradicts it.
     const deimNamed = join(dir, 'LibreDEIMn.pt');
     copyFileSync(fixture('dfinen_ref.pt'), deimNamed);
@@ -83,17 +83,21 @@ describe('D-FINE family through LibreYOLO()', () => {
     const dfineNamed = join(dir, 'LibreDFINEn.pt');
     await saveCheckpointPt(dfineNamed, ckpt.stateDict, { ...ckpt.metadata, model_family: 'deim' });
     await assert.rejects(LibreYOLO(dfineNamed, { progress: false }), /its file name says D-FINE but its model_family metadata says DEIM/);
-    // DEIM by metadata alone: not loaded as D-FINE.
+    // DEIM by metadata alone: loaded as DEIM, not D-FINE.
     const plain = join(dir, 'weights.pt');
     await saveCheckpointPt(plain, ckpt.stateDict, { ...ckpt.metadata, model_family: 'deim' });
-    await assert.rejects(LibreYOLO(plain, { progress: false }), /weights\.pt is a DEIM checkpoint \(by its model_family metadata\); DEIM is not supported yet/);
+    const asDeim = await LibreYOLO(plain, { progress: false, threads: 1 });
+    try {
+      assert.equal(asDeim.family.name, 'deim');
+    } finally {
+      await asDeim.close();
+    }
     // A bare state dict: the name decides, and a neutral name is ambiguous.
     const bare = (name: string): string => {
       const p = join(dir, name);
       writeSafetensorsFile(p, ckpt.stateDict);
       return p;
     };
-    await assert.rejects(LibreYOLO(bare('deim_hgnetv2_n_coco.safetensors'), { progress: false }), /is a DEIM checkpoint \(by its file name\)/);
     await assert.rejects(LibreYOLO(bare('best.safetensors'), { progress: false }), /Ambiguous D-FINE\/DEIM checkpoint 'best\.safetensors'/);
     const named = await LibreYOLO(bare('dfine_hgnetv2_n_coco.safetensors'), { progress: false, threads: 1 });
     try {

@@ -1,4 +1,4 @@
-/** D-FINE per-size configuration: HGNetv2 variant, encoder and decoder widths. */
+/** D-FINE per-size configuration: HGNetv2 variant, encoder and decoder widths; DEIM's differences in the network. */
 
 export type DfineSize = 'n' | 's' | 'm' | 'l' | 'x';
 export const DFINE_SIZES: readonly DfineSize[] = ['n', 's', 'm', 'l', 'x'];
@@ -53,6 +53,22 @@ export const DFINE_CONFIGS: Record<DfineSize, DfineConfig> = {
   m: { backbone: 'B2', useLab: true, freezeNorm: false, returnIdx: [1, 2, 3], encHidden: 256, encFfn: 1024, expansion: 1.0, depthMult: 0.67, decHidden: 256, decFfn: 1024, decLayers: 4, points: [3, 6, 3], regScale: 4 },
   l: { backbone: 'B4', useLab: false, freezeNorm: true, returnIdx: [1, 2, 3], encHidden: 256, encFfn: 1024, expansion: 1.0, depthMult: 1.0, decHidden: 256, decFfn: 1024, decLayers: 6, points: [3, 6, 3], regScale: 4 },
   x: { backbone: 'B5', useLab: false, freezeNorm: true, returnIdx: [1, 2, 3], encHidden: 384, encFfn: 2048, expansion: 1.0, depthMult: 1.0, decHidden: 256, decFfn: 1024, decLayers: 6, points: [3, 6, 3], regScale: 8 },
+};
+
+/** D-FINE, or DEIM: the same network and keys trained with another objective (dfine.md 1.4). */
+export type DfineVariant = 'dfine' | 'deim';
+
+/** What a variant changes in the network (dfine.md 1.4; the rest is identical). */
+export interface VariantNetwork {
+  /** Activation of the decoder FFNs, the LQE MLPs and the query_pos / enc_bbox / pre_bbox / dec_bbox MLPs. */
+  decoderAct: 'relu' | 'silu';
+  /** Sizes whose backbone stem is trained with requires_grad=False. */
+  frozenStemSizes: readonly DfineSize[];
+}
+
+export const VARIANT_NETWORK: Record<DfineVariant, VariantNetwork> = {
+  dfine: { decoderAct: 'relu', frozenStemSizes: DFINE_SIZES },
+  deim: { decoderAct: 'silu', frozenStemSizes: ['l', 'x'] },
 };
 
 /** Constants shared by every size. */

@@ -9,7 +9,7 @@ import type { GraphBuilder } from '../../graph/builder.ts';
 import { i } from '../../graph/builder.ts';
 import { Embedding, LayerNorm, Linear, ModuleList } from '../../graph/layers.ts';
 import { Module } from '../../graph/module.ts';
-import { concat, float32, int64, preciseSigmoid, reshape, softmax, split } from '../../graph/nn.ts';
+import { concat, float32, int64, preciseSigmoid, reshape, silu, softmax, split } from '../../graph/nn.ts';
 import type { HostTensor } from '../../graph/tensor.ts';
 import { MSDeformAttn } from '../detr/deformable-attention.ts';
 import { MLP } from '../detr/mlp.ts';
@@ -60,7 +60,7 @@ class DecoderLayer extends Module {
   readonly linear1: Linear;
   readonly linear2: Linear;
   readonly norm3: LayerNorm;
-  constructor(cfg: DfineConfig) {
+  constructor(cfg: DfineConfig, readonly act: 'relu' | 'silu') {
     super();
     const d = cfg.decHidden;
     this.selfAttn = this.addModule('self_attn', new MultiheadAttention(d, C.heads));
@@ -77,7 +77,10 @@ class DecoderLayer extends Module {
     let t = this.norm1.emit(b, b.op('Add', [tgt, this.selfAttn.emit(b, withPos(tgt), tgt, mask)]));
     const ca = this.crossAttn.emit(b, withPos(t), ref, memory, shapes, queries);
     t = this.gateway.emit(b, t, ca);
-    const ffn = b.scope('ffn', () => this.linear2.emit(b, b.op('Relu', [this.linear1.emit(b, t)])));
+    const ffn = b.scope('ffn', () => {
+      const h = this.linear1.emit(b, t);
+      return this.linear2.emit(b, this.act === 'relu' ? b.op('Relu', [h]) : silu(b, h));
+    });
     const clamped = b.op('Clip', [b.op('Add', [t, ffn]), b.scalar(-65504, 'lo'), b.scalar(65504, 'hi')]);
     return this.norm3.emit(b, clamped);
   }
@@ -86,9 +89,9 @@ class DecoderLayer extends Module {
 /** LQE: top-4 bin probabilities per edge and their mean -> MLP 20 -> 64 -> 1, one scalar per query. */
 class LQE extends Module {
   readonly regConf: MLP;
-  constructor(readonly bins: number) {
+  constructor(readonly bins: number, act: 'relu' | 'silu') {
     super();
-    this.regConf = this.addModule('reg_conf', new MLP(4 * 5, 64, 1, 2));
+    this.regConf = this.addModule('reg_conf', new MLP(4 * 5, 64, 1, 2, act));
   }
   forward(b: GraphBuilder, scores: string, corners: string): string {
     const p = softmax(b, reshape(b, corners, [0, 0, 4, this.bins]), -1);
@@ -103,10 +106,10 @@ class LQE extends Module {
 class TransformerDecoder extends Module {
   readonly layers: ModuleList<DecoderLayer>;
   readonly lqeLayers: ModuleList<LQE>;
-  constructor(cfg: DfineConfig) {
+  constructor(cfg: DfineConfig, act: 'relu' | 'silu') {
     super();
-    this.layers = this.addModule('layers', new ModuleList(Array.from({ length: cfg.decLayers }, () => new DecoderLayer(cfg))));
-    this.lqeLayers = this.addModule('lqe_layers', new ModuleList(Array.from({ length: cfg.decLayers }, () => new LQE(C.regMax + 1))));
+    this.layers = this.addModule('layers', new ModuleList(Array.from({ length: cfg.decLayers }, () => new DecoderLayer(cfg, act))));
+    this.lqeLayers = this.addModule('lqe_layers', new ModuleList(Array.from({ length: cfg.decLayers }, () => new LQE(C.regMax + 1, act))));
   }
 }
 
@@ -172,7 +175,8 @@ export class DfineDecoder extends Module {
   readonly decScoreHead: ModuleList<Linear>;
   readonly preBboxHead: MLP;
   readonly decBboxHead: ModuleList<MLP>;
-  constructor(readonly cfg: DfineConfig, readonly nc: number, readonly shapes: ReadonlyArray<readonly [number, number]>) {
+  /** `act`: the decoder MLPs' and FFNs' activation (ReLU for D-FINE, SiLU for DEIM). */
+  constructor(readonly cfg: DfineConfig, readonly nc: number, readonly shapes: ReadonlyArray<readonly [number, number]>, act: 'relu' | 'silu' = 'relu') {
     super();
     const d = cfg.decHidden;
     const L = cfg.decLayers;
@@ -185,15 +189,15 @@ export class DfineDecoder extends Module {
     this.inputProj = cfg.encHidden !== d
       ? this.addModule('input_proj', new ModuleList(shapes.map(() => new ConvNorm({ cin: cfg.encHidden, cout: d, k: 1, act: null, norm: 'norm' }))))
       : null;
-    this.decoder = this.addModule('decoder', new TransformerDecoder(cfg));
+    this.decoder = this.addModule('decoder', new TransformerDecoder(cfg, act));
     this.denoisingClassEmbed = this.addModule('denoising_class_embed', new Embedding(nc + 1, d));
-    this.queryPosHead = this.addModule('query_pos_head', new MLP(4, 2 * d, d, 2));
+    this.queryPosHead = this.addModule('query_pos_head', new MLP(4, 2 * d, d, 2, act));
     this.encOutput = this.addModule('enc_output', new EncOutput(d));
     this.encScoreHead = this.addModule('enc_score_head', new Linear(d, nc));
-    this.encBboxHead = this.addModule('enc_bbox_head', new MLP(d, d, 4, 3));
+    this.encBboxHead = this.addModule('enc_bbox_head', new MLP(d, d, 4, 3, act));
     this.decScoreHead = this.addModule('dec_score_head', new ModuleList(Array.from({ length: L }, () => new Linear(d, nc))));
-    this.preBboxHead = this.addModule('pre_bbox_head', new MLP(d, d, 4, 3));
-    this.decBboxHead = this.addModule('dec_bbox_head', new ModuleList(Array.from({ length: L }, () => new MLP(d, d, 4 * (C.regMax + 1), 3))));
+    this.preBboxHead = this.addModule('pre_bbox_head', new MLP(d, d, 4, 3, act));
+    this.decBboxHead = this.addModule('dec_bbox_head', new ModuleList(Array.from({ length: L }, () => new MLP(d, d, 4 * (C.regMax + 1), 3, act))));
   }
 
   /** A tensor of this module as loaded (up, reg_scale, anchors, valid_mask). */

@@ -6,7 +6,7 @@
 import type { GraphBuilder } from '../../graph/builder.ts';
 import { Module } from '../../graph/module.ts';
 import { LibreYOLOError } from '../../errors.ts';
-import { DFINE_COMMON as C, DFINE_CONFIGS, type DfineConfig, type DfineSize } from './config.ts';
+import { DFINE_COMMON as C, DFINE_CONFIGS, VARIANT_NETWORK, type DfineConfig, type DfineSize, type DfineVariant } from './config.ts';
 import { DfineDecoder } from './decoder.ts';
 import { HybridEncoder } from './encoder.ts';
 import { HGNetv2 } from './hgnetv2.ts';
@@ -14,6 +14,8 @@ import { HGNetv2 } from './hgnetv2.ts';
 export interface DfineOptions {
   size: DfineSize;
   nc: number;
+  /** D-FINE (default) or DEIM: the decoder's activations and the frozen stem differ (dfine.md 1.4). */
+  variant?: DfineVariant;
 }
 
 export interface DfineEmitOptions {
@@ -32,14 +34,16 @@ export class DfineNetwork extends Module {
   readonly encoder: HybridEncoder;
   readonly decoder: DfineDecoder;
   readonly strides: number[];
+  readonly variant: DfineVariant;
   constructor(readonly options: DfineOptions) {
     super();
     this.cfg = DFINE_CONFIGS[options.size];
+    this.variant = options.variant ?? 'dfine';
     this.backbone = this.addModule('backbone', new HGNetv2(this.cfg));
     this.encoder = this.addModule('encoder', new HybridEncoder(this.cfg, this.backbone.outChannels()));
     this.strides = this.cfg.returnIdx.map((k) => 2 ** (k + 2));
     const shapes = this.strides.map((s) => [C.inputSize / s, C.inputSize / s] as const);
-    this.decoder = this.addModule('decoder', new DfineDecoder(this.cfg, options.nc, shapes));
+    this.decoder = this.addModule('decoder', new DfineDecoder(this.cfg, options.nc, shapes, VARIANT_NETWORK[this.variant].decoderAct));
     this.assignPaths();
     const tensors = new Map(this.namedTensors());
     for (const key of this.frozenParameterKeys()) tensors.get(key)!.requiresGrad = false;
@@ -47,12 +51,13 @@ export class DfineNetwork extends Module {
 
   /**
    * The parameters the original trains with requires_grad=False: the backbone stem (freeze_at 0 with
-   * freeze_stem_only, every D-FINE size) and the FDR constants decoder.up / decoder.reg_scale. Their
-   * BatchNorms still run on batch statistics in train mode.
+   * freeze_stem_only: every D-FINE size, DEIM l and x) and the FDR constants decoder.up /
+   * decoder.reg_scale. Their BatchNorms still run on batch statistics in train mode.
    */
   frozenParameterKeys(): string[] {
+    const stem = VARIANT_NETWORK[this.variant].frozenStemSizes.includes(this.options.size);
     return [...this.namedTensors()]
-      .filter(([key, p]) => p.kind === 'parameter' && (key.startsWith('backbone.stem.') || key === 'decoder.up' || key === 'decoder.reg_scale'))
+      .filter(([key, p]) => p.kind === 'parameter' && ((stem && key.startsWith('backbone.stem.')) || key === 'decoder.up' || key === 'decoder.reg_scale'))
       .map(([key]) => key);
   }
 

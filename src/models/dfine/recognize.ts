@@ -57,22 +57,25 @@ export function resolveDfineOrDeim(modelFamily: string | undefined, filename: st
 const SHOWN = { dfine: 'D-FINE', deim: 'DEIM' } as const;
 
 /**
- * A D-FINE-shaped checkpoint is loaded as D-FINE only when its metadata or name says so: a name and
- * metadata that disagree, a DEIM file (DEIM is not ported yet) or neither hint is a clear error.
+ * A D-FINE-shaped checkpoint is loaded as `variant` only when its metadata or name says so: a name
+ * and metadata that disagree, a file of the other variant or neither hint is a clear error.
  * Metadata naming another family is left to the loader's mismatch check.
  */
-export function checkDfineSource(modelFamily: string | undefined, path: string): void {
+export function checkDfineSource(variant: 'dfine' | 'deim', modelFamily: string | undefined, path: string): void {
   if (modelFamily !== undefined && modelFamily !== 'dfine' && modelFamily !== 'deim') return;
   const base = baseName(path);
   const hint = dfineFileHint(path);
   if (modelFamily && hint && hint !== modelFamily) {
     throw new LibreYOLOError('model_family_mismatch',
       `${base}: its file name says ${SHOWN[hint]} but its model_family metadata says ${SHOWN[modelFamily]} (the two families have the same keys and shapes, so the file cannot tell which it is).`,
-      { suggestion: `Rename the file to match its metadata (${modelFamily === 'dfine' ? 'LibreDFINE' : 'LibreDEIM'}<size>.pt), or re-save it with the right model_family.` });
+      { suggestion: `Rename the file to match its metadata (${PREFIX[modelFamily]}<size>.pt), or re-save it with the right model_family.` });
   }
-  if (resolveDfineOrDeim(modelFamily, path) === 'deim') {
+  const found = resolveDfineOrDeim(modelFamily, path);
+  if (found !== variant) {
     throw new LibreYOLOError('model_family_mismatch',
-      `${base} is a DEIM checkpoint (by its ${modelFamily ? 'model_family metadata' : 'file name'}); DEIM is not supported yet, only D-FINE (same keys, other activations: loading it as D-FINE would give wrong detections).`,
-      { suggestion: 'Use a D-FINE checkpoint (LibreDFINE<size>.pt); if this file really is D-FINE, rename it or fix its model_family metadata.' });
+      `${base} is a ${SHOWN[found]} checkpoint (by its ${modelFamily ? 'model_family metadata' : 'file name'}), not ${SHOWN[variant]} (same keys, other activations: loading it as ${SHOWN[variant]} would give wrong detections).`,
+      { suggestion: `Load it as ${SHOWN[found]}; if this file really is ${SHOWN[variant]}, rename it (${PREFIX[variant]}<size>.pt) or fix its model_family metadata.` });
   }
 }
+
+const PREFIX = { dfine: 'LibreDFINE', deim: 'LibreDEIM' } as const;
