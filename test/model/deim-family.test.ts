@@ -145,7 +145,7 @@ describe('DEIM family', () => {
     assert.equal(r.code, 0, r.stderr);
     const a = JSON.parse(readFileSync(join(dir, 'p', 'infer', 'profile.json'), 'utf8')) as { kernels: Array<{ kernel: string; count_per_step: number }> };
     assert.equal(a.kernels.find((k) => k.kernel === 'GridSample')?.count_per_step, 6, '3 decoder layers x 2 levels');
-    await assert.rejects(model.lossAndGradients({ dtype: 'float32', dims: [1, 3, 640, 640], data: new Float32Array(3 * 640 * 640) }, { dtype: 'float32', dims: [0, 6], data: new Float32Array(0) }),
+    await assert.rejects(model.lossAndGradients({ dims: [1, 3, 640, 640], data: new Float32Array(3 * 640 * 640) }, { dims: [0, 6], data: new Float32Array(0) }),
       /Training is not implemented for deim models/);
   });
 });
