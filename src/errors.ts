@@ -12,12 +12,12 @@ export type ErrorCode =
   | 'unsafe_checkpoint' | 'model_metadata_invalid' | 'model_task_unsupported'
   | 'export_format_unknown' | 'export_dep_missing' | 'format_precision_unsupported' | 'quantize_failed'
   | 'video_unreadable' | 'stream_unavailable' | 'stream_timeout' | 'ffmpeg_missing'
-  | 'device_not_available' | 'download_failed' | 'io_error'
+  | 'device_not_available' | 'download_failed' | 'io_error' | 'output_path_invalid'
   | 'profile_argument_invalid' | 'profile_unreadable' | 'profile_not_produced';
 
 const EXIT_CODES: Partial<Record<ErrorCode, number>> = {
   config_unknown_key: 2, config_type_error: 2, config_range_error: 2, config_required_key: 2,
-  config_conflict: 2, config_unsupported: 2, invalid_imgsz: 2,
+  config_conflict: 2, config_unsupported: 2, invalid_imgsz: 2, output_path_invalid: 2,
   source_not_found: 3, data_not_found: 3, data_invalid: 3, data_images_missing: 3,
   source_not_file: 3, source_too_large: 3, sources_failed: 3,
   video_unreadable: 3, stream_unavailable: 3, stream_timeout: 3,

@@ -7,6 +7,7 @@ import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { extname, resolve } from 'node:path';
 import { DEFAULT_MODEL } from './assets.ts';
+import { integer } from './util/options.ts';
 import { LibreYOLOError } from './errors.ts';
 import { LibreYOLOModel } from './model.ts';
 import { familyImgsz, familyTasks, getFamily, listFamilies, trainingHooks } from './models/index.ts';
@@ -117,6 +118,9 @@ export async function loadForTraining(weights: string, options: LoadOptions = {}
   return LibreYOLO(weights, options);
 }
 
+/** ONNX Runtime intra-op threads: a whole number >= 1 (`LibreYOLO(w, { threads })`, `threads=` on the command line). */
+export const THREADS = integer({ min: 1 });
+
 /**
  * Loads a detector. `weights` is a local path, a published name (`LibreYOLO9t.pt`, `LibreYOLO9t`,
  * `LibreYOLO/LibreYOLO9t`; downloaded into ./weights/), or an exported `.onnx`. Without it, the
@@ -127,10 +131,7 @@ export async function LibreYOLO(weights: string = DEFAULT_MODEL, options: LoadOp
     throw new LibreYOLOError('model_not_found', 'LibreYOLO() needs weights: a file path or a published name such as LibreYOLO9t.pt.');
   }
   parseDevice(options.device); // reject a bad device before any download
-  const { threads } = options;
-  if (threads !== undefined && !(typeof threads === 'number' && Number.isInteger(threads) && threads >= 1)) {
-    throw new LibreYOLOError('config_range_error', `threads must be a positive integer (ONNX Runtime intra-op threads), got ${String(threads)}`);
-  }
+  if (options.threads !== undefined) THREADS.check('threads', options.threads);
   const resolveOpts: ResolveWeightsOptions = {
     ...(options.download === false ? { allowDownload: false } : {}),
     ...(options.cwd ? { cwd: options.cwd } : {}),

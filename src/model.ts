@@ -3,13 +3,15 @@
  * (family, size, names, input size) and an inference engine whose sessions live in a worker.
  */
 import { existsSync } from 'node:fs';
+import { dirname, extname, join, resolve } from 'node:path';
+import { checkOutputFolder } from './util/fs.ts';
 import { LibreYOLOError } from './errors.ts';
 import type { HostTensor } from './graph/tensor.ts';
 import { checkFamilyImgsz, checkpointImgsz, familyImgszStride, type DetectionNetwork, type ModelFamily } from './models/registry.ts';
 import type { ModelIdentity } from './models/from-checkpoint.ts';
 import { resolveSources, type ImageSource } from './data/sources.ts';
 import type { RawPixels } from './data/image.ts';
-import { resolvePredictOptions, type PredictOptions, type ResolvedPredictOptions } from './predict/options.ts';
+import { PREDICT_OPTIONS, resolvePredictOptions, type PredictOptions, type ResolvedPredictOptions } from './predict/options.ts';
 import { normalizeImgsz } from './util/imgsz.ts';
 import { defaultWarn, type Warn } from './util/warn.ts';
 import { runPredict, type PredictContext } from './predict/predictor.ts';
@@ -265,6 +267,7 @@ export class LibreYOLOModel {
   private async *streamResults(source: ImageSource | ImageSource[], options: PredictOptions, onKind?: SourceKindCheck, validation = false): AsyncGenerator<Results> {
     this.ensureOpen();
     const opts = resolvePredictOptions(options as Record<string, unknown>, { names: this.names, imgszStride: familyImgszStride(this.family, this.size, this.task) }, this.warn);
+    if (opts.save) checkSaveFolder(opts.outputPath, opts.projectDir, 'detect');
     if (opts.cudaGraph !== 'off') this.requireGraphSupport();
     if (opts.device !== undefined) await this.to(opts.device);
     this.checkTaskGates(opts);
@@ -312,6 +315,7 @@ export class LibreYOLOModel {
     return new VideoRun(async function* (this: LibreYOLOModel, run: VideoRun) {
       this.ensureOpen();
       const opts = resolvePredictOptions(options as Record<string, unknown>, { names: this.names, imgszStride: familyImgszStride(this.family, this.size, this.task) }, this.warn);
+      if (opts.save) checkSaveFolder(opts.outputPath, opts.projectDir, 'detect');
       if (opts.cudaGraph !== 'off') this.requireGraphSupport();
       if (opts.device !== undefined) await this.to(opts.device);
       this.checkTaskGates(opts);
@@ -343,6 +347,7 @@ export class LibreYOLOModel {
       checkTrackTask(this.task);
       const split = splitTrackOptions(options as Record<string, unknown>, this.warn);
       const opts = resolvePredictOptions(split.detector as Record<string, unknown>, { names: this.names, imgszStride: familyImgszStride(this.family, this.size, this.task) }, this.warn);
+      if (split.save) checkSaveFolder(split.outputPath, opts.projectDir, 'track');
       if (opts.cudaGraph !== 'off') this.requireGraphSupport();
       if (opts.device !== undefined) await this.to(opts.device);
       let tracker: ByteTracker;
@@ -501,8 +506,7 @@ export class LibreYOLOModel {
     this.requireGraphSupport();
     const [h, w] = normalizeImgsz(options.imgsz, familyImgszStride(this.family, this.size, this.task), this.warn) ?? this.imgsz;
     checkFamilyImgsz(this.family, [h, w]);
-    const batch = options.batch ?? 1;
-    if (!Number.isInteger(batch) || batch < 1) throw new LibreYOLOError('config_range_error', `batch must be a positive integer, got ${String(batch)}`);
+    const batch = PREDICT_OPTIONS.batch.rule.check('batch', options.batch ?? 1);
     const dtype = options.dtype ?? 'float32';
     if (dtype !== 'float32') throw new LibreYOLOError('config_range_error', `capture_graph dtype must be 'float32' (predict feeds float32, also after quantize), got '${String(dtype)}'`);
     await this.runner().capture({ dtype, dims: [batch, 3, h, w], data: new Float32Array(batch * 3 * h * w) });
@@ -564,6 +568,20 @@ function isFrameStream(v: unknown): v is Iterable<FrameInput> | AsyncIterable<Fr
 }
 
 /** vid_stride and stream_buffer shape videos and live streams; on anything else they are refused, not ignored. */
+/**
+ * Before any image is read: the folder saving would create (the output_path's, or runs/<task> under
+ * project_dir) must not run into a file where a folder should be.
+ */
+function checkSaveFolder(outputPath: string | undefined, projectDir: string, task: string): void {
+  if (outputPath === undefined) {
+    checkOutputFolder('project_dir', join(projectDir, 'runs', task));
+    return;
+  }
+  const target = resolve(projectDir, outputPath);
+  // A path with a suffix names the saved file (or an existing folder, whose parent is a folder too).
+  checkOutputFolder('output_path', extname(target) !== '' && !/[\\/]$/.test(outputPath) ? dirname(target) : target);
+}
+
 function refuseFrameOptions(opts: ResolvedPredictOptions, what: string): void {
   if (opts.vidStride > 1) {
     const nth = opts.vidStride === 2 ? '2nd' : opts.vidStride === 3 ? '3rd' : `${opts.vidStride}th`;

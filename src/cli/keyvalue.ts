@@ -8,6 +8,7 @@ import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
 import { LibreYOLOError } from '../errors.ts';
 import { resolveAlias } from './aliases.ts';
+import { optionTypeError } from '../util/options.ts';
 
 const KEY_VALUE = /^([A-Za-z_][A-Za-z0-9_-]*)=(.*)$/s;
 
@@ -70,8 +71,8 @@ export function rewriteKeyValueArgs(args: string[], cmd: Command, origins?: Map<
     else if (isBool && /^(false|0)$/i.test(value)) {
       if (info.negatable.has(key)) out.push(`--no-${key}`);
     } else if (isBool) {
-      // `--save yes` would make 'yes' a positional (the source); say what a flag takes instead.
-      throw new LibreYOLOError('config_type_error', `${m[1]} is a flag: use ${m[1]}=true or ${m[1]}=false (or 1/0, or just '${m[1]}'), got '${value}'`);
+      // `--save yes` would make 'yes' a positional (the source); refused as the library refuses save: 'yes'.
+      throw optionTypeError(key.replace(/-/g, '_'), 'true or false', value);
     } else out.push(`--${key}`, value);
   }
   return out;

@@ -4,7 +4,7 @@
  * `dynamic` frees batch, height and width (anchors are then computed in-graph).
  */
 import { EXPORT_FORMATS, findExportFormat } from './formats.ts';
-import { writeFileAtomic, writeUnique } from '../util/fs.ts';
+import { checkOutputFolder, writeFileAtomic, writeUnique } from '../util/fs.ts';
 import { basename, dirname, extname, join, resolve } from 'node:path';
 import { ASSETS_DIR } from '../assets.ts';
 import { LibreYOLOError } from '../errors.ts';
@@ -16,7 +16,7 @@ import { VERSION } from '../version.ts';
 import { exportMetadata } from './metadata.ts';
 import type { DetectionNetwork, ModelFamily } from '../models/registry.ts';
 import type { SessionEngine } from '../runtime/engine.ts';
-import { flag } from '../predict/options.ts';
+import { resolveExportOptions } from './options.ts';
 import { defaultWarn, type Warn } from '../util/warn.ts';
 import { normalizeImgsz } from '../util/imgsz.ts';
 import { checkFamilyImgsz, familyImgszStride } from '../models/registry.ts';
@@ -88,21 +88,16 @@ export function defaultExportPath(model: Pick<ExportSource, 'weightsPath' | 'fam
 }
 
 export async function exportOnnx(model: ExportSource, options: ExportOptions, warn: Warn = defaultWarn): Promise<string> {
-  if (findExportFormat(String(options.format ?? 'onnx'))?.name !== 'onnx') {
-    throw new LibreYOLOError('export_format_unknown', `Unknown or unsupported export format '${options.format}'. This package exports ${EXPORT_FORMATS.map((f) => `'${f.name}'`).join(', ')}.`);
+  const o = resolveExportOptions(options as unknown as Record<string, unknown>, model.family);
+  if (findExportFormat(o.format)?.name !== 'onnx') {
+    throw new LibreYOLOError('export_format_unknown', `Unknown or unsupported export format '${o.format}'. This package exports ${EXPORT_FORMATS.map((f) => `'${f.name}'`).join(', ')}.`);
   }
   if (!model.network) {
     throw new LibreYOLOError('format_precision_unsupported', 'This model was loaded from an exported ONNX file; export from the original .pt or .safetensors weights instead.');
   }
-  const minOpset = model.family.exportOpset ?? 13;
-  const opset = options.opset ?? minOpset;
-  if (!Number.isInteger(opset) || opset < minOpset) throw new LibreYOLOError('config_range_error', `opset must be an integer >= ${minOpset} for ${model.family.name} models, got ${options.opset}`);
-  const batch = options.batch ?? 1;
-  if (!Number.isInteger(batch) || batch < 1) throw new LibreYOLOError('config_range_error', `batch must be >= 1, got ${options.batch}`);
-  const imgsz = normalizeImgsz(options.imgsz, familyImgszStride(model.family, model.size, model.task)) ?? model.imgsz;
+  const { opset, batch, dynamic, half } = o;
+  const imgsz = normalizeImgsz(o.imgsz, familyImgszStride(model.family, model.size, model.task)) ?? model.imgsz;
   checkFamilyImgsz(model.family, imgsz);
-  const dynamic = flag('dynamic', options.dynamic);
-  const half = flag('half', options.half);
   const freeSize = dynamic && !model.family.staticExportSize;
   const graph = buildExportGraph(model.network, { batch: dynamic ? null : batch, height: freeSize ? null : imgsz[0], width: freeSize ? null : imgsz[1] });
   // A quantized model exports what it runs: half inside, float32 at the boundary.
@@ -119,9 +114,9 @@ export async function exportOnnx(model: ExportSource, options: ExportOptions, wa
     imgsz, dynamic, precision: half ? 'fp16' : recipe ?? 'fp32', ...(recipe ? { quantRecipe: recipe } : {}),
     ...(model.family.exportOwnTaskOnly ? { ownTaskOnly: true } : {}),
   });
-  const overwrite = flag('overwrite', options.overwrite);
-  const wanted = resolve(options.output_path ?? defaultExportPath(model, precisionSuffix(half, recipe)));
-  if (overwrite) {
+  const wanted = resolve(o.outputPath ?? defaultExportPath(model, precisionSuffix(half, recipe)));
+  checkOutputFolder('output_path', dirname(wanted));
+  if (o.overwrite) {
     await writeFileAtomic(wanted, serializeModel(graph, { opset, producerVersion: VERSION }));
     return wanted;
   }

@@ -1,13 +1,17 @@
 /**
- * Predict options: defaults, the original's keyword policy (rejected / no-op / accepted keys) and
- * validation, all before any image is loaded.
+ * Predict options: one table of rules, defaults and help lines (PREDICT_OPTIONS, which the CLI's
+ * flags are generated from), the original's keyword policy (rejected / no-op / accepted keys) and
+ * validation, all before any image is loaded. camelCase keys (`maxDet`) are read as snake_case.
  */
 import { LibreYOLOError } from '../errors.ts';
 import { normalizeGraphMode, type GraphMode } from '../runtime/graph-capture.ts';
-import { MATCH_METRICS, MERGE_TYPES, parseChoice, type MergeRule } from './tile-merge.ts';
-import { checkOverlapRatio } from './tiling.ts';
+import { MATCH_METRICS, MERGE_TYPES, type MergeRule } from './tile-merge.ts';
+import { OVERLAP_RATIO } from './tiling.ts';
+import {
+  boolean, booleanText, choice, fraction, fromCli, integer, normalizeKeys, optionRangeError, optionTypeError, text, type Rule,
+} from '../util/options.ts';
 import { defaultWarn, type Warn } from '../util/warn.ts';
-import { checkImgszLimit, normalizeImgsz } from '../util/imgsz.ts';
+import { checkImgszLimit, IMGSZ, normalizeImgsz } from '../util/imgsz.ts';
 
 // Re-exported for callers that imported them from here before they moved to util/.
 export { checkImgszLimit, defaultWarn, normalizeImgsz, type Warn };
@@ -98,11 +102,116 @@ export interface ResolvedPredictOptions {
 /** Options that only shape the tile merge: refused without `tiling`, so none is accepted and ignored. */
 const TILE_MERGE_KEYS = ['postprocess_type', 'match_metric', 'match_threshold', 'class_agnostic', 'perform_standard_pred'] as const;
 
-const ACCEPTED = new Set<string>([
-  'conf', 'iou', 'imgsz', 'classes', 'max_det', 'save', 'output_path', 'output_file_format', 'device', 'batch',
-  'stream', 'tiling', 'overlap_ratio', 'augment', 'project_dir', 'half', 'stream_buffer', 'vid_stride', 'cuda_graph', 'show',
-  ...TILE_MERGE_KEYS,
-]);
+/** `0`, `0,2`, `[0,2,5]` as class ids; other text stays text (and is refused). */
+function classesText(s: string): unknown {
+  const parts = s.trim().replace(/^\[|\]$/g, '').split(',').map((p) => p.trim()).filter((p) => p !== '');
+  return parts.length && parts.every((p) => /^-?\d+$/.test(p)) ? parts.map(Number) : s;
+}
+
+const CLASSES: Rule<number[] | null> = {
+  want: 'integer class IDs', form: 'value', fromText: classesText,
+  check(key, v) {
+    if (v === null) return null;
+    const list = typeof v === 'number' ? [v] : v;
+    if (!Array.isArray(list) || !list.every((c) => typeof c === 'number' && Number.isInteger(c))) {
+      throw optionTypeError(key, 'integer class IDs (a number or a list of numbers)', v);
+    }
+    const negative = list.filter((c) => c < 0);
+    if (negative.length) throw optionRangeError(key, 'non-negative IDs', negative.length === 1 ? negative[0] : negative);
+    return list as number[];
+  },
+};
+
+/** A device name or a CUDA index: `cpu`, `0`, `cuda:0`, `webgpu` (checked when the model moves). */
+const DEVICE: Rule<string | number> = {
+  want: 'a device name (cpu, 0 / cuda:0, webgpu)', form: 'value', fromText: (t) => t,
+  check(key, v) {
+    if ((typeof v === 'string' && v.trim() !== '') || (typeof v === 'number' && Number.isInteger(v) && v >= 0)) return v;
+    throw optionTypeError(key, 'a device name (cpu, 0 / cuda:0, webgpu)', v);
+  },
+};
+
+const OUTPUT_FORMATS = ['jpg', 'jpeg', 'png', 'webp'] as const;
+const FORMAT_CHOICE = choice(OUTPUT_FORMATS, { anyCase: true });
+/** jpg | jpeg | png | webp, a leading dot allowed; `jpeg` is `jpg`. */
+const OUTPUT_FORMAT: Rule<string> = {
+  ...FORMAT_CHOICE,
+  check(key, v) {
+    const f = FORMAT_CHOICE.check(key, typeof v === 'string' ? v.replace(/^\s*\./, '') : v);
+    return f === 'jpeg' ? 'jpg' : f;
+  },
+};
+
+const GRAPH_MODE: Rule<GraphMode> = {
+  want: "true, false or 'auto'", form: 'value', fromText: booleanText,
+  check: (_key, v) => normalizeGraphMode(v),
+};
+
+interface PredictOption<T> {
+  rule: Rule<T>;
+  /** The value when the option is absent. */
+  default?: T;
+  /** One line for `libreyolo predict --help`; null: not a command-line option. */
+  help: string | null;
+}
+
+const opt = <T>(rule: Rule<T>, help: string | null, dflt?: T): PredictOption<T> => ({ rule, help, ...(dflt === undefined ? {} : { default: dflt }) });
+
+/**
+ * Every predict option: its rule, default and help line. `resolvePredictOptions` checks each value
+ * with its rule, and `libreyolo predict` generates its flags from this table, so a new option is
+ * one line here (and its field in `PredictOptions`).
+ */
+export const PREDICT_OPTIONS = {
+  conf: opt(fraction(), 'confidence threshold (strictly greater passes)', 0.25),
+  iou: opt(fraction(), 'NMS IoU threshold', 0.45),
+  imgsz: opt(IMGSZ, "input size: 640 or 480x640 (height x width); default the model's"),
+  classes: opt(CLASSES, 'keep only these class ids: 0 or 0,2 or [0,2]'),
+  max_det: opt(integer({ min: 0 }), 'maximum detections per image', 300),
+  save: opt(boolean(), 'save annotated images under runs/detect/predict[N]', false),
+  output_path: opt(text('a folder or file path'), 'folder or file for saved images'),
+  output_file_format: opt(OUTPUT_FORMAT, 'saved image format: jpg, png or webp', 'jpg'),
+  device: opt(DEVICE, 'cpu, 0 / cuda:0, or webgpu (default cpu)'),
+  batch: opt(integer({ min: 1 }), 'images per forward pass for folders and lists', 1),
+  stream: opt(boolean(), 'accepted for compatibility: the command line always prints each result as soon as it is ready', false),
+  tiling: opt(boolean(), 'tiled inference for large images', false),
+  overlap_ratio: opt(OVERLAP_RATIO, 'tile overlap in [0, 1) (tiling only)', 0.2),
+  postprocess_type: opt(choice(MERGE_TYPES, { anyCase: true }), 'tile merge: NMS (default), NMM or GREEDYNMM (tiling only)'),
+  match_metric: opt(choice(MATCH_METRICS, { anyCase: true }), 'tile merge overlap measure: IOU (default) or IOS (tiling only)'),
+  match_threshold: opt(fraction(), 'tile merge threshold (tiling only; default iou)'),
+  class_agnostic: opt(boolean(), 'tile merge across classes (tiling only)', false),
+  perform_standard_pred: opt(boolean(), 'also run the whole image and merge it with the tiles (tiling only)', false),
+  augment: opt(boolean(), 'test-time augmentation (original + mirrored view, merged by NMS)', false),
+  cuda_graph: opt(GRAPH_MODE, 'graph capture: false, true or auto (needs a device that can capture)'),
+  half: opt(boolean(), 'accepted for compatibility; a no-op (warns). Use export half=true or quantize recipe=fp16', false),
+  project_dir: opt(text('a folder path'), 'folder that runs/ is created in (default: the working directory)'),
+  vid_stride: opt(integer({ min: 1 }), 'videos and live streams: keep every N-th frame', 1),
+  stream_buffer: opt(boolean(), 'live streams: queue every frame (true) or keep only the newest (false, default)', false),
+  show: opt(boolean(), 'refused: Node has no window to show frames in; use save', false),
+} as const satisfies Record<string, PredictOption<unknown>>;
+
+export type PredictOptionKey = keyof typeof PREDICT_OPTIONS;
+type ValueOf<K extends PredictOptionKey> = (typeof PREDICT_OPTIONS)[K]['rule'] extends Rule<infer T> ? T : never;
+
+const isPredictKey = (k: string): k is PredictOptionKey => Object.hasOwn(PREDICT_OPTIONS, k);
+
+/** One option's value: checked by its rule, or its default when absent. */
+function read<K extends PredictOptionKey>(raw: Record<string, unknown>, key: K): ValueOf<K> | undefined {
+  const o: PredictOption<unknown> = PREDICT_OPTIONS[key];
+  return (raw[key] === undefined ? o.default : o.rule.check(key, raw[key])) as ValueOf<K> | undefined;
+}
+
+/** A predict option's value as `libreyolo predict key=<text>` gives it: the rule's check of the text read as its type. */
+export function checkPredictOptionText(key: PredictOptionKey, text: string): unknown {
+  const rule: Rule<unknown> = PREDICT_OPTIONS[key].rule;
+  return rule.check(key, fromCli(rule, text));
+}
+
+/** Predict options with camelCase keys (`maxDet`) under their snake_case names (`max_det`). */
+export function normalizePredictKeys(raw: Readonly<Record<string, unknown>>): Record<string, unknown> {
+  return normalizeKeys(raw, (k) => isPredictKey(k) || NO_OPS.has(k) || REJECTED.has(k) || k === 'agnostic_nms');
+}
+
 const REJECTED = new Set(['visualize', 'embed']);
 const NO_OPS = new Set(['boxes', 'dnn', 'half', 'line_width', 'retina_masks', 'show_conf', 'show_labels', 'verbose']);
 const warned = new Set<string>();
@@ -112,76 +221,45 @@ export const HALF_NOTICE = 'half=true changes nothing here: a model runs in the 
   + '(float32 for .pt and .safetensors weights; an exported .onnx keeps its own). For float16, export with half=true '
   + "(export({ half: true }), `libreyolo export format=onnx half=true`) or quantize (quantize({ recipe: 'fp16' }), `libreyolo quantize recipe=fp16`).";
 
-function finiteUnit(name: string, v: unknown): number {
-  if (typeof v !== 'number' || !Number.isFinite(v) || v < 0 || v > 1) {
-    throw new LibreYOLOError('config_range_error', `${name} must be finite and in [0.0, 1.0], got ${String(v)}`);
-  }
-  return v;
-}
-
-function positiveInt(name: string, v: unknown): number {
-  if (typeof v !== 'number' || !Number.isInteger(v)) throw new LibreYOLOError('config_type_error', `${name} must be an integer, got ${String(v)}`);
-  if (v < 1) throw new LibreYOLOError('config_range_error', `${name} must be positive, got ${v}`);
-  return v;
-}
-
+/** The class filter checked against the model's classes. */
 export function normalizeClasses(v: unknown, names: Record<number, string>): number[] | null {
   if (v === undefined || v === null) return null;
-  const list = typeof v === 'number' ? [v] : v;
-  if (!Array.isArray(list) || !list.every((c) => typeof c === 'number' && Number.isInteger(c))) {
-    throw new LibreYOLOError('config_type_error', `classes must be integer class IDs (a number or a list of numbers), got ${JSON.stringify(v)}`);
-  }
-  const negative = list.filter((c) => c < 0);
-  if (negative.length) throw new LibreYOLOError('config_range_error', `classes must be non-negative IDs, got ${negative.join(', ')}`);
+  const list = CLASSES.check('classes', v)!;
   const unknown = list.filter((c) => !(c in names));
   if (unknown.length) throw new LibreYOLOError('config_range_error', `unknown class IDs ${unknown.join(', ')}: the model has classes 0..${Object.keys(names).length - 1}`);
-  return list as number[];
+  return list;
 }
+
+const BOOLEAN = boolean();
 
 /** A boolean option: absent is false; anything but true/false (the string 'false' too) is refused, never coerced. */
 export function flag(name: string, v: unknown): boolean {
-  if (v === undefined) return false;
-  if (typeof v !== 'boolean') throw new LibreYOLOError('config_type_error', `${name} must be true or false, got ${JSON.stringify(v)}`);
-  return v;
-}
-
-/**
- * `vid_stride` must be a whole number >= 1 (the original turned 0, negatives and 0.5 into 1 and 2.7
- * into 2 while dividing the saved fps by 2.7; both are refused here). `show` needs a window system.
- */
-function checkFrameOptions(raw: Record<string, unknown>): { vidStride: number; streamBuffer: boolean } {
-  const stride = raw.vid_stride ?? 1;
-  if (typeof stride !== 'number' || !Number.isInteger(stride)) throw new LibreYOLOError('config_type_error', `vid_stride must be an integer, got ${JSON.stringify(stride)}`);
-  if (stride < 1) throw new LibreYOLOError('config_range_error', `vid_stride must be positive, got ${stride}`);
-  if (flag('show', raw.show)) {
-    throw new LibreYOLOError('config_unsupported', 'show=true opens a window per frame, which Node has no window system for. Use save=true and open the saved video (or image) instead.');
-  }
-  return { vidStride: stride, streamBuffer: flag('stream_buffer', raw.stream_buffer) };
+  return v === undefined ? false : BOOLEAN.check(name, v);
 }
 
 /** The tile merge rule; its keys without `tiling` are refused rather than ignored. */
-function resolveTileMerge(raw: Record<string, unknown>, iou: number): MergeRule {
+function resolveTileMerge(raw: Record<string, unknown>, tiling: boolean, iou: number): MergeRule {
   const given = TILE_MERGE_KEYS.filter((k) => raw[k] !== undefined);
-  if (given.length && !raw.tiling) {
+  if (given.length && !tiling) {
     throw new LibreYOLOError('config_conflict', `${given.join(', ')} ${given.length > 1 ? 'apply' : 'applies'} to tiled inference only: add tiling=true or remove ${given.length > 1 ? 'them' : 'it'}.`);
   }
-  flag('perform_standard_pred', raw.perform_standard_pred);
   return {
-    type: raw.postprocess_type === undefined ? 'NMS' : parseChoice('postprocess_type', raw.postprocess_type, MERGE_TYPES),
-    metric: raw.match_metric === undefined ? 'IOU' : parseChoice('match_metric', raw.match_metric, MATCH_METRICS),
-    threshold: raw.match_threshold === undefined ? iou : finiteUnit('match_threshold', raw.match_threshold),
-    classAgnostic: flag('class_agnostic', raw.class_agnostic),
+    type: read(raw, 'postprocess_type') ?? 'NMS',
+    metric: read(raw, 'match_metric') ?? 'IOU',
+    threshold: read(raw, 'match_threshold') ?? iou,
+    classAgnostic: read(raw, 'class_agnostic')!,
   };
 }
 
 export function resolvePredictOptions(
-  raw: Record<string, unknown>,
+  given: Record<string, unknown>,
   model: { names: Record<number, string>; imgszStride: number },
   warn: Warn = defaultWarn,
 ): ResolvedPredictOptions {
+  const raw = normalizePredictKeys(given);
   // The graph-capture mode is checked first, as the original's wrapper does.
-  const cudaGraph = normalizeGraphMode(raw.cuda_graph);
-  const keys = Object.keys(raw).filter((k) => raw[k] !== undefined);
+  const cudaGraph = read(raw, 'cuda_graph') ?? 'off';
+  const keys = Object.keys(raw);
   const rejected = keys.filter((k) => REJECTED.has(k)).sort();
   if (rejected.length) throw new LibreYOLOError('config_unsupported', `LibreYOLO does not support these predict options: ${rejected.join(', ')}.`);
   if (raw.agnostic_nms) throw new LibreYOLOError('config_unsupported', "agnostic_nms=true is not supported by this model's predict path.");
@@ -191,47 +269,39 @@ export function resolvePredictOptions(
       warn(k === 'half' ? HALF_NOTICE : `Predict option '${k}' is accepted for CLI compatibility but is currently a no-op in LibreYOLO.`);
     }
   }
-  const unknown = keys.filter((k) => !ACCEPTED.has(k) && !NO_OPS.has(k) && k !== 'agnostic_nms').sort();
+  const unknown = keys.filter((k) => !isPredictKey(k) && !NO_OPS.has(k) && k !== 'agnostic_nms').sort();
   if (unknown.length) {
     throw new LibreYOLOError('config_unknown_key',
       `Unsupported predict option(s): ${unknown.join(', ')}. Supported options include conf, iou, imgsz, device, classes, max_det, save, stream, and vid_stride.`);
   }
-  const frames = checkFrameOptions(raw);
-  // Booleans are checked before anything tests them ('false' is a string, and truthy).
-  const [save, stream, tiling, augment] = (['save', 'stream', 'tiling', 'augment'] as const).map((k) => flag(k, raw[k]));
-  const maxDet = raw.max_det ?? 300;
-  if (typeof maxDet !== 'number' || !Number.isInteger(maxDet)) throw new LibreYOLOError('config_type_error', `max_det must be an integer, got ${String(maxDet)}`);
-  if (maxDet < 0) throw new LibreYOLOError('config_range_error', `max_det must be non-negative, got ${maxDet}`);
-  const overlap = raw.overlap_ratio ?? 0.2;
-  let fmt = String(raw.output_file_format ?? 'jpg').toLowerCase().replace(/^\./, '');
-  if (!['jpg', 'jpeg', 'png', 'webp'].includes(fmt)) {
-    throw new LibreYOLOError('config_range_error', `Invalid output_file_format: ${String(raw.output_file_format)}. Must be one of: 'jpg', 'png', 'webp'`);
+  // Every value is checked by its rule before anything tests it ('false' is a string, and truthy).
+  const v = Object.fromEntries((Object.keys(PREDICT_OPTIONS) as PredictOptionKey[]).map((k) => [k, read(raw, k)])) as { [K in PredictOptionKey]: ValueOf<K> | undefined };
+  if (v.show) {
+    throw new LibreYOLOError('config_unsupported', 'show=true opens a window per frame, which Node has no window system for. Use save=true and open the saved video (or image) instead.');
   }
-  if (fmt === 'jpeg') fmt = 'jpg';
-  if (tiling && augment) throw new LibreYOLOError('config_conflict', 'tiling and augment cannot be used together. Disable one of them.');
-  if (tiling) checkOverlapRatio(overlap);
-  const conf = finiteUnit('conf', raw.conf ?? 0.25);
-  const iou = finiteUnit('iou', raw.iou ?? 0.45);
-  const tileMerge = resolveTileMerge(raw, iou);
+  const tiling = v.tiling!;
+  if (tiling && v.augment) throw new LibreYOLOError('config_conflict', 'tiling and augment cannot be used together. Disable one of them.');
+  const iou = v.iou!;
   return {
-    conf,
+    conf: v.conf!,
     iou,
-    imgsz: normalizeImgsz(raw.imgsz, model.imgszStride, warn),
-    classes: normalizeClasses(raw.classes, model.names),
-    maxDet,
-    save,
-    outputPath: raw.output_path === undefined ? undefined : String(raw.output_path),
-    outputFormat: fmt,
-    device: raw.device as string | number | undefined,
-    batch: positiveInt('batch', raw.batch ?? 1),
-    stream,
+    imgsz: normalizeImgsz(v.imgsz, model.imgszStride, warn),
+    classes: normalizeClasses(v.classes, model.names),
+    maxDet: v.max_det!,
+    save: v.save!,
+    outputPath: v.output_path,
+    outputFormat: v.output_file_format!,
+    device: v.device,
+    batch: v.batch!,
+    stream: v.stream!,
     tiling,
-    overlapRatio: overlap as number,
-    tileMerge,
-    standardPred: raw.perform_standard_pred === true,
-    augment,
+    overlapRatio: v.overlap_ratio!,
+    tileMerge: resolveTileMerge(raw, tiling, iou),
+    standardPred: v.perform_standard_pred!,
+    augment: v.augment!,
     cudaGraph,
-    projectDir: raw.project_dir === undefined ? process.cwd() : String(raw.project_dir),
-    ...frames,
+    projectDir: v.project_dir ?? process.cwd(),
+    vidStride: v.vid_stride!,
+    streamBuffer: v.stream_buffer!,
   };
 }

@@ -9,7 +9,6 @@
  * The default rule (NMS, IOU, the predict `iou`, per class) is the original's tile merge and runs the
  * same code as before (`mergeDetections`), so parity holds.
  */
-import { LibreYOLOError } from '../errors.ts';
 import { concatDetections, mergeDetections } from './merge.ts';
 import type { Detections } from './postprocess.ts';
 
@@ -23,16 +22,6 @@ export interface MergeRule {
   metric: MatchMetric;
   threshold: number;
   classAgnostic: boolean;
-}
-
-/** Parses `postprocess_type` / `match_metric` (case-insensitive) or refuses with the allowed values. */
-export function parseChoice<T extends string>(name: string, v: unknown, allowed: readonly T[]): T {
-  const up = typeof v === 'string' ? v.trim().toUpperCase() : null;
-  const hit = allowed.find((a) => a === up);
-  if (hit === undefined) {
-    throw new LibreYOLOError('config_range_error', `${name} must be one of ${allowed.join(', ')}, got ${JSON.stringify(v)}`);
-  }
-  return hit;
 }
 
 type Box = [number, number, number, number];

@@ -5,6 +5,7 @@
  */
 import { LibreYOLOError } from '../errors.ts';
 import type { RgbImage } from '../data/rgb-image.ts';
+import { number } from '../util/options.ts';
 
 export type TileBox = [number, number, number, number];
 
@@ -16,11 +17,11 @@ function checkInt(name: string, v: unknown): number {
   return v;
 }
 
-/** Validates `overlap_ratio` with the original's messages. */
+/** Tile overlap: a fraction of the tile side in [0, 1) (1 would never advance). */
+export const OVERLAP_RATIO = number({ min: 0, max: 1, maxOpen: true });
+
 export function checkOverlapRatio(r: unknown): number {
-  if (typeof r !== 'number') throw new LibreYOLOError('config_type_error', `overlap_ratio must be a real number, got ${typeof r === 'boolean' ? 'bool' : typeof r}.`);
-  if (!Number.isFinite(r) || r < 0 || r >= 1) throw new LibreYOLOError('config_range_error', `overlap_ratio must be finite and in [0, 1), got ${r}.`);
-  return r;
+  return OVERLAP_RATIO.check('overlap_ratio', r);
 }
 
 /** Tile rectangles `[x1, y1, x2, y2]` covering a `width x height` image, row-major, top to bottom. */

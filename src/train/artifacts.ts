@@ -8,11 +8,13 @@ import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { Scalar, stringify as toYaml } from 'yaml';
-import { writeFileAtomic } from '../util/fs.ts';
+import { checkOutputFolder, fileInTheWay, writeFileAtomic } from '../util/fs.ts';
 
 /** `<project>/<name>`, or `<name>2`, `<name>3`, ... when it exists and `existOk` is false. */
 export async function makeRunDir(project: string, name: string, existOk: boolean, cwd = process.cwd()): Promise<string> {
   const base = resolve(cwd, project, name);
+  // A file where a folder of project/name should be: said plainly, not as mkdir's EEXIST.
+  checkOutputFolder(fileInTheWay(resolve(cwd, project)) !== null ? 'project' : 'name', base);
   let dir = base;
   if (!existOk) for (let n = 2; existsSync(dir); n++) dir = `${base}${n}`;
   await mkdir(join(dir, 'weights'), { recursive: true });

@@ -2,13 +2,18 @@
  * Training configuration: the original's fields and defaults (`YOLO9Config`; a family's
  * training hooks override some, as YOLOX's recipe does), plus
  * the training-profile fields and two of this port's own (`threads`, `verbose`).
- * Keys are snake_case like the original's keyword arguments; camelCase spellings are accepted too.
- * Unknown keys are warned about and ignored, as the original does.
+ * Keys are snake_case like the original's keyword arguments; camelCase spellings are accepted too
+ * (the key normalisation predict and export share). Each value goes through its field's rule
+ * (util/options.ts), so a mistake reads as it does for predict. Unknown keys are warned about and
+ * ignored, as the original does.
  */
 import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import { LibreYOLOError } from '../errors.ts';
 import type { Warn } from '../util/warn.ts';
+import {
+  boolean, booleanText, choice, fraction, fromCli, integer, normalizeKeys, nullable, number, optionRangeError, optionTypeError, type Rule,
+} from '../util/options.ts';
 
 export interface TrainConfig {
   /** Dataset YAML path or built-in name (`coco8`, `coco128`); '' when `data_dir` names the dataset. */
@@ -98,24 +103,103 @@ export const TRAIN_DEFAULTS: Omit<TrainConfig, 'data'> = {
   threads: null, verbose: true,
 };
 
-type Kind = 'int' | 'number' | 'bool' | 'string' | 'nullable-string' | 'pair' | 'nullable-int' | 'nullable-number' | 'int-list' | 'resume' | 'pretrained' | 'cache';
-
-const KINDS: Record<keyof TrainConfig, Kind> = {
-  data: 'string', epochs: 'int', batch: 'int', imgsz: 'int', lr0: 'number', optimizer: 'string', device: 'string', workers: 'int',
-  seed: 'int', project: 'string', name: 'string', exist_ok: 'bool', resume: 'resume', amp: 'bool', patience: 'int',
-  allow_download_scripts: 'bool', pretrained: 'pretrained', momentum: 'number', weight_decay: 'number', nesterov: 'bool',
-  scheduler: 'string', warmup_epochs: 'number', warmup_lr_start: 'number', min_lr_ratio: 'number', no_aug_epochs: 'int',
-  mosaic_prob: 'number', mixup_prob: 'number', hsv_prob: 'number', flip_prob: 'number', degrees: 'number', translate: 'number',
-  shear: 'number', mosaic_scale: 'pair', mixup_scale: 'pair', ema: 'bool', ema_decay: 'number', ema_restart_decay: 'nullable-number', aug_stop_epoch_ratio: 'number', multi_scale: 'bool', save_period: 'int',
-  eval_interval: 'int', save_plots: 'bool', cache: 'cache', freeze: 'int-list', nbs: 'nullable-int', sync_bn: 'bool',
-  log_interval: 'int', data_dir: 'nullable-string', max_labels: 'int', clip_max_norm: 'number', profile: 'bool', profile_then_stop: 'bool',
-  profile_warmup: 'int', profile_steps: 'int', profile_trace: 'bool', profile_open: 'bool', threads: 'nullable-int', verbose: 'bool',
+/** A string option; a number is taken as its text (`name: 5`, `device: 0`), as YAML may give one. */
+const STRING: Rule<string> = {
+  want: 'a string', form: 'value', fromText: (t) => t,
+  check(key, v) {
+    if (typeof v === 'string') return v;
+    if (typeof v === 'number') return String(v);
+    throw optionTypeError(key, 'a string', v);
+  },
 };
+
+/** `[0.5, 1.5]`, also as text: `0.5,1.5`, `[0.5,1.5]`, `(0.5,1.5)`. */
+const PAIR: Rule<[number, number]> = {
+  want: 'a pair of numbers', form: 'value', float: true,
+  fromText: (t) => t.replace(/^[[(]|[\])]$/g, '').split(',').map(Number),
+  check(key, v) {
+    if (!Array.isArray(v) || v.length !== 2 || !v.every((x) => typeof x === 'number' && Number.isFinite(x))) throw optionTypeError(key, 'a pair of numbers', v);
+    return [v[0], v[1]];
+  },
+};
+
+const INT_LIST: Rule<number[] | null> = {
+  want: 'a list of integers', form: 'value',
+  fromText: (t) => t.replace(/^\[|\]$/g, '').split(',').map(Number),
+  check(key, v) {
+    if (v === null) return null;
+    const a = typeof v === 'number' ? [v] : v;
+    if (!Array.isArray(a) || !a.every((x) => Number.isInteger(x))) throw optionTypeError(key, 'a list of integers', v);
+    return a as number[];
+  },
+};
+
+const RESUME: Rule<boolean | string> = {
+  want: 'true, false or a checkpoint path', form: 'value', fromText: booleanText,
+  check(key, v) {
+    if (typeof v === 'boolean') return v;
+    if (typeof v === 'string' && v !== '') return v;
+    throw optionTypeError(key, 'true, false or a checkpoint path', v);
+  },
+};
+
+const PRETRAINED: Rule<boolean | string | null> = {
+  want: 'true, false or a weights path', form: 'value', fromText: (t) => (/^(true|false)$/i.test(t) ? /^true$/i.test(t) : t),
+  check(key, v) {
+    if (v === null || typeof v === 'boolean' || typeof v === 'string') return v;
+    throw optionTypeError(key, 'true, false or a weights path', v);
+  },
+};
+
+const CACHE: Rule<boolean | 'ram' | 'disk'> = {
+  want: "false, 'ram' or 'disk'", form: 'value', fromText: (t) => (/^(true|false)$/i.test(t) ? (/^true$/i.test(t) ? 'ram' : false) : t),
+  check(key, v) {
+    if (typeof v === 'boolean' || v === 'ram' || v === 'disk') return v;
+    throw optionTypeError(key, "false, 'ram' or 'disk'", v);
+  },
+};
+
+const MULTIPLE_OF_32 = integer({ min: 32 });
+const IMGSZ_32: Rule<number> = {
+  ...MULTIPLE_OF_32,
+  want: 'a positive multiple of 32',
+  check(key, v) {
+    const n = integer().check(key, v);
+    if (n < 32 || n % 32 !== 0) throw optionRangeError(key, 'a positive multiple of 32', n);
+    return n;
+  },
+};
+
+/** Each field's rule (type and range); resolveTrainConfig reads every value through it. */
+const RULES: { readonly [K in keyof TrainConfig]: Rule<TrainConfig[K]> } = {
+  data: STRING, epochs: integer({ min: 1 }), batch: integer({ min: 1, also: { value: -1, meaning: 'auto-batch' } }), imgsz: IMGSZ_32,
+  lr0: number({ min: 0, minOpen: true }), optimizer: choice(['sgd', 'adam', 'adamw'], { anyCase: true }), device: STRING,
+  workers: integer({ min: 0 }), seed: integer(), project: STRING, name: STRING, exist_ok: boolean(), resume: RESUME, amp: boolean(),
+  patience: integer({ min: 0 }), allow_download_scripts: boolean(), pretrained: PRETRAINED,
+  momentum: number({ min: 0, max: 1, maxOpen: true }), weight_decay: number({ min: 0 }), nesterov: boolean(),
+  scheduler: choice(['linear', 'cos', 'warmcos'], { anyCase: true }), warmup_epochs: number({ min: 0 }), warmup_lr_start: number(),
+  min_lr_ratio: number(), no_aug_epochs: integer({ min: 0 }),
+  mosaic_prob: fraction(), mixup_prob: fraction(), hsv_prob: fraction(), flip_prob: fraction(),
+  degrees: number(), translate: number(), shear: number(), mosaic_scale: PAIR, mixup_scale: PAIR, ema: boolean(),
+  ema_decay: number({ min: 0, max: 1, minOpen: true, maxOpen: true }), ema_restart_decay: nullable(number({ min: 0, max: 1, minOpen: true, maxOpen: true })),
+  aug_stop_epoch_ratio: fraction(), multi_scale: boolean(), save_period: integer({ min: 0 }), eval_interval: integer({ min: 1 }),
+  save_plots: boolean(), cache: CACHE, freeze: INT_LIST, nbs: nullable(integer({ min: 1 })), sync_bn: boolean(), log_interval: integer(),
+  data_dir: nullable(STRING), max_labels: integer({ min: 1 }), clip_max_norm: number({ min: 0 }),
+  profile: boolean(), profile_then_stop: boolean(), profile_warmup: integer(), profile_steps: integer(), profile_trace: boolean(),
+  profile_open: boolean(), threads: nullable(integer({ min: 1 })), verbose: boolean(),
+};
+
+const isTrainKey = (k: string): k is keyof TrainConfig => Object.hasOwn(RULES, k);
+
+/** One training option checked by its rule, text (YAML, the command line) read as the rule's type. */
+export function checkTrainOption<K extends keyof TrainConfig>(key: K, v: unknown): TrainConfig[K] {
+  const rule: Rule<TrainConfig[K]> = RULES[key];
+  return rule.check(key, fromCli(rule, v));
+}
 
 /** Whether the original holds `key` as a float (or a pair of floats): checkpoints write it as one. */
 export function isFloatField(key: string): boolean {
-  const kind = (KINDS as Record<string, Kind | undefined>)[key];
-  return kind === 'number' || kind === 'nullable-number' || kind === 'pair';
+  return isTrainKey(key) && RULES[key].float === true;
 }
 
 /** Keys of the original's `train()` that are not config fields: refused, this package has neither. */
@@ -144,72 +228,8 @@ const NO_EFFECT: Partial<Record<keyof typeof TRAIN_DEFAULTS, string>> = {
     'and this package trains on one device.',
 };
 
-const snake = (k: string): string => k.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
-
 function typeError(key: string, want: string, v: unknown): LibreYOLOError {
-  return new LibreYOLOError('config_type_error', `train: ${key} must be ${want}, got ${JSON.stringify(v) ?? String(v)}`);
-}
-
-function coerce(key: string, kind: Kind, v: unknown): unknown {
-  const num = (x: unknown): number => (typeof x === 'string' && x.trim() !== '' ? Number(x) : x) as number;
-  switch (kind) {
-    case 'int': {
-      const n = num(v);
-      if (typeof n !== 'number' || !Number.isInteger(n)) throw typeError(key, 'an integer', v);
-      return n;
-    }
-    case 'nullable-int': {
-      if (v === null || v === undefined || v === 'None' || v === 'null') return null;
-      return coerce(key, 'int', v);
-    }
-    case 'nullable-number': {
-      if (v === null || v === undefined || v === 'None' || v === 'null') return null;
-      return coerce(key, 'number', v);
-    }
-    case 'number': {
-      const n = num(v);
-      if (typeof n !== 'number' || !Number.isFinite(n)) throw typeError(key, 'a number', v);
-      return n;
-    }
-    case 'bool': {
-      if (typeof v === 'boolean') return v;
-      if (typeof v === 'string' && /^(true|1)$/i.test(v)) return true;
-      if (typeof v === 'string' && /^(false|0)$/i.test(v)) return false;
-      throw typeError(key, 'true or false', v);
-    }
-    case 'string':
-      if (typeof v === 'string') return v;
-      if (typeof v === 'number') return String(v);
-      throw typeError(key, 'a string', v);
-    case 'nullable-string':
-      if (v === null || v === undefined) return null;
-      return coerce(key, 'string', v);
-    case 'pair': {
-      const a = typeof v === 'string' ? v.replace(/^[[(]|[\])]$/g, '').split(',').map(Number) : v;
-      if (!Array.isArray(a) || a.length !== 2 || !a.every((x) => typeof x === 'number' && Number.isFinite(x))) throw typeError(key, 'a pair of numbers', v);
-      return [a[0], a[1]];
-    }
-    case 'int-list': {
-      if (v === null || v === undefined) return null;
-      const a = typeof v === 'number' ? [v] : typeof v === 'string' ? v.replace(/^\[|\]$/g, '').split(',').map(Number) : v;
-      if (!Array.isArray(a) || !a.every((x) => Number.isInteger(x))) throw typeError(key, 'a list of integers', v);
-      return a;
-    }
-    case 'resume':
-      if (typeof v === 'boolean') return v;
-      if (typeof v === 'string' && /^(true|false|1|0)$/i.test(v)) return /^(true|1)$/i.test(v);
-      if (typeof v === 'string' && v !== '') return v;
-      throw typeError(key, 'true, false or a checkpoint path', v);
-    case 'pretrained':
-      if (v === null || v === undefined || typeof v === 'boolean') return v ?? null;
-      if (typeof v === 'string') return /^(true|false)$/i.test(v) ? /^true$/i.test(v) : v;
-      throw typeError(key, 'true, false or a weights path', v);
-    case 'cache':
-      if (typeof v === 'boolean') return v;
-      if (v === 'ram' || v === 'disk') return v;
-      if (typeof v === 'string' && /^(true|false)$/i.test(v)) return /^true$/i.test(v) ? 'ram' : false;
-      throw typeError(key, "false, 'ram' or 'disk'", v);
-  }
+  return optionTypeError(key, want, v);
 }
 
 /**
@@ -233,16 +253,14 @@ export function resolveTrainConfig(options: Record<string, unknown>, warn: Warn,
 
   // The family's defaults (its original recipe) sit between the core's and the caller's.
   const out: Record<string, unknown> = { ...TRAIN_DEFAULTS, ...familyDefaults };
-  for (const [rawKey, v] of Object.entries(merged)) {
-    const key = rawKey in KINDS ? rawKey : snake(rawKey);
+  for (const [key, v] of Object.entries(normalizeKeys(merged, isTrainKey))) {
     const refusal = NOT_SUPPORTED_KEYS[key];
     if (refusal) throw new LibreYOLOError('config_unsupported', refusal);
-    const kind = KINDS[key as keyof TrainConfig];
-    if (!kind) {
-      warn(`train: unknown argument '${rawKey}' is ignored.`);
+    if (!isTrainKey(key)) {
+      warn(`train: unknown argument '${key}' is ignored.`);
       continue;
     }
-    out[key] = coerce(key, kind, v);
+    out[key] = checkTrainOption(key, v);
   }
   // data_dir, as in the original: a dataset root in the YOLO layout, read only when data is absent.
   const hasData = typeof out.data === 'string' && out.data !== '';
@@ -255,36 +273,9 @@ export function resolveTrainConfig(options: Record<string, unknown>, warn: Warn,
   }
   if (!hasData) out.data = '';
   const cfg = out as unknown as TrainConfig;
-  cfg.optimizer = String(cfg.optimizer).toLowerCase() as TrainConfig['optimizer'];
-  if (!['sgd', 'adam', 'adamw'].includes(cfg.optimizer)) throw new LibreYOLOError('config_type_error', `train: optimizer must be sgd, adam or adamw, got '${cfg.optimizer}'`);
-  cfg.scheduler = String(cfg.scheduler).toLowerCase() as TrainConfig['scheduler'];
-  if (!['linear', 'cos', 'warmcos'].includes(cfg.scheduler)) throw new LibreYOLOError('config_type_error', `train: scheduler must be linear, cos or warmcos, got '${cfg.scheduler}'`);
-  const range = (key: keyof TrainConfig, ok: boolean, want: string): void => {
-    if (!ok) throw new LibreYOLOError('config_range_error', `train: ${key} must be ${want}, got ${JSON.stringify(cfg[key])}`);
-  };
-  range('epochs', cfg.epochs >= 1, '>= 1');
-  range('batch', cfg.batch >= 1 || cfg.batch === -1, '>= 1 (or -1 for auto-batch)');
-  range('imgsz', cfg.imgsz >= 32 && cfg.imgsz % 32 === 0, 'a positive multiple of 32');
-  range('lr0', cfg.lr0 > 0, '> 0');
-  range('workers', cfg.workers >= 0, '>= 0');
-  range('momentum', cfg.momentum >= 0 && cfg.momentum < 1, 'in [0, 1)');
-  range('weight_decay', cfg.weight_decay >= 0, '>= 0');
-  range('warmup_epochs', cfg.warmup_epochs >= 0, '>= 0');
-  range('no_aug_epochs', cfg.no_aug_epochs >= 0, '>= 0');
-  range('ema_decay', cfg.ema_decay > 0 && cfg.ema_decay < 1, 'in (0, 1)');
-  range('ema_restart_decay', cfg.ema_restart_decay === null || (cfg.ema_restart_decay > 0 && cfg.ema_restart_decay < 1), 'in (0, 1) (or null: no switch)');
   if (cfg.multi_scale) {
     throw new LibreYOLOError('config_unsupported', 'train: multi_scale=true is not implemented: every batch trains at imgsz (the original D-FINE recipe draws 480-800 px per batch). Leave it out or pass multi_scale=false.');
   }
-  range('aug_stop_epoch_ratio', cfg.aug_stop_epoch_ratio >= 0 && cfg.aug_stop_epoch_ratio <= 1, 'in [0, 1]');
-  range('save_period', cfg.save_period >= 0, '>= 0');
-  range('eval_interval', cfg.eval_interval >= 1, '>= 1');
-  range('patience', cfg.patience >= 0, '>= 0');
-  range('max_labels', cfg.max_labels >= 1, '>= 1');
-  range('clip_max_norm', cfg.clip_max_norm >= 0, '>= 0 (0 = no clipping)');
-  range('nbs', cfg.nbs === null || cfg.nbs >= 1, '>= 1');
-  range('threads', cfg.threads === null || cfg.threads >= 1, '>= 1');
-  for (const k of ['mosaic_prob', 'mixup_prob', 'hsv_prob', 'flip_prob'] as const) range(k, cfg[k] >= 0 && cfg[k] <= 1, 'in [0, 1]');
   if (cfg.resume && cfg.pretrained) throw new LibreYOLOError('config_conflict', 'train: resume and pretrained cannot be used together.');
   for (const [key, message] of Object.entries(REFUSED) as Array<[keyof typeof TRAIN_DEFAULTS, string]>) {
     if (cfg[key] !== TRAIN_DEFAULTS[key]) throw new LibreYOLOError('config_unsupported', `train: ${message}`);

@@ -1,6 +1,6 @@
 /** File writes that never leave a half-written file behind, and reads that never run unbounded. */
 import { randomBytes } from 'node:crypto';
-import { constants, type Stats } from 'node:fs';
+import { constants, statSync, type Stats } from 'node:fs';
 import { link, mkdir, open, readdir, rename, rm, rmdir, writeFile } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { LibreYOLOError } from '../errors.ts';
@@ -17,6 +17,43 @@ export async function writeFileAtomic(path: string, bytes: Uint8Array | string):
   } catch (err) {
     await rm(tmp, { force: true });
     throw err;
+  }
+}
+
+/**
+ * What stands in the way of creating `dir` as a folder: the nearest existing path at or above it
+ * when that is not a folder (a regular file named like one of the folders), else null.
+ */
+export function fileInTheWay(dir: string): string | null {
+  for (let p = resolve(dir); ; p = dirname(p)) {
+    let st: Stats;
+    try {
+      st = statSync(p);
+    } catch (e) {
+      if (dirname(p) === p || !(isErrno(e, 'ENOENT') || isErrno(e, 'ENOTDIR'))) return null;
+      continue;
+    }
+    return st.isDirectory() ? null : p;
+  }
+}
+
+/**
+ * Refuses an output folder that cannot be created because a file sits where one of its folders
+ * should be (mkdir would fail with a bare EEXIST or ENOTDIR): `key` names the option that chose it.
+ */
+export function checkOutputFolder(key: string, dir: string): void {
+  const blocker = fileInTheWay(dir);
+  if (blocker === null) return;
+  throw new LibreYOLOError('output_path_invalid',
+    `${key}: cannot create the folder ${resolve(dir)}: ${blocker} is ${fileKindOf(blocker)}, not a folder. Choose another ${key}, or move that file away.`);
+}
+
+function fileKindOf(path: string): string {
+  try {
+    const st = statSync(path);
+    return st.isFile() ? 'a file' : fileKind(st);
+  } catch {
+    return 'a file';
   }
 }
 

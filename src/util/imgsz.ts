@@ -1,7 +1,9 @@
 /** Input-size arguments (`imgsz`) as every entry point accepts them. */
 import { LibreYOLOError } from '../errors.ts';
 import { limit, raiseAdvice } from './limits.ts';
+import { showValue } from './options.ts';
 import { defaultWarn, type Warn } from './warn.ts';
+import type { Rule } from './options.ts';
 
 /**
  * Refuses an input side over the `imgsz` limit (default 4096) before anything is allocated: the input
@@ -20,7 +22,7 @@ export function normalizeImgsz(v: unknown, stride: number, warn: Warn = defaultW
   if (v === undefined || v === null) return null;
   const pair = typeof v === 'number' ? [v, v] : Array.isArray(v) && v.length === 2 ? v : null;
   if (!pair || !pair.every((x) => typeof x === 'number' && Number.isInteger(x) && x > 0)) {
-    throw new LibreYOLOError('invalid_imgsz', `imgsz must be a positive integer or an [height, width] pair of positive integers, got ${JSON.stringify(v)}`);
+    throw new LibreYOLOError('invalid_imgsz', `imgsz must be a positive integer or an [height, width] pair of positive integers (on the command line: 640, 480x640 or [480,640]), got ${showValue(v)}`);
   }
   checkImgszLimit(pair as number[], v);
   const rounded = pair.map((x: number) => Math.ceil(x / stride) * stride) as [number, number];
@@ -29,3 +31,20 @@ export function normalizeImgsz(v: unknown, stride: number, warn: Warn = defaultW
   }
   return rounded;
 }
+
+/** `640`, `480x640` (height x width), `480,640` or `[480,640]` as a size; other text stays text (and is refused). */
+export function imgszText(s: string): unknown {
+  const parts = s.trim().replace(/^\[|\]$/g, '').split(/[xX,]/).map((p) => p.trim());
+  if (!parts.every((p) => /^\d+$/.test(p)) || (parts.length !== 1 && parts.length !== 2)) return s;
+  const nums = parts.map(Number);
+  return nums.length === 1 ? nums[0] : nums;
+}
+
+/** The `imgsz` option as given (a side or [h, w]); rounding to the model's stride happens where the model is known. */
+export const IMGSZ: Rule<number | [number, number]> = {
+  want: 'a size: 640 or [480, 640] (480x640 on the command line)', form: 'value', fromText: imgszText,
+  check(_key, v) {
+    normalizeImgsz(v, 1, () => undefined);
+    return v as number | [number, number];
+  },
+};
