@@ -1,21 +1,22 @@
-/** Value parsers for CLI options; bad values are usage errors (exit 2) with the option named. */
+/**
+ * Value parsers for the flags of commands without an option table (val, track, data, ui, ...):
+ * bad values are usage errors (exit 2) with the option named, through the same rules and messages
+ * as the library's options (util/options.ts).
+ */
 import { LibreYOLOError } from '../errors.ts';
-import { checkImgszLimit } from '../util/imgsz.ts';
+import { PREDICT_OPTIONS } from '../predict/options.ts';
+import { IMGSZ } from '../util/imgsz.ts';
+import { integer, number } from '../util/options.ts';
+import { ruleParser } from './option-flags.ts';
 
+/** A number flag, read and refused as the library's option rules do (`conf must be a number, got "abc"`). */
 export function parseNumber(name: string): (v: string) => number {
-  return (v) => {
-    const n = Number(v);
-    if (v.trim() === '' || !Number.isFinite(n)) throw new LibreYOLOError('config_type_error', `${name} must be a number, got '${v}'`);
-    return n;
-  };
+  return ruleParser(name, number()) as (v: string) => number;
 }
 
+/** An integer flag (`batch must be an integer, got 2.5`). */
 export function parseInteger(name: string): (v: string) => number {
-  return (v) => {
-    const n = Number(v);
-    if (!/^-?\d+$/.test(v.trim())) throw new LibreYOLOError('config_type_error', `${name} must be an integer, got '${v}'`);
-    return n;
-  };
+  return ruleParser(name, integer()) as (v: string) => number;
 }
 
 /**
@@ -43,30 +44,15 @@ export function raisedToFloor(name: string, value: number, floor: number, warn: 
   return floor;
 }
 
-/** `640`, `480x640` (height x width), `480,640` or `[480,640]`. */
-export function parseImgsz(v: string): number | [number, number] {
-  const s = v.trim().replace(/^\[|\]$/g, '');
-  const parts = s.split(/[xX,]/).map((p) => p.trim());
-  const nums = parts.map(Number);
-  if (parts.some((p) => !/^\d+$/.test(p)) || (nums.length !== 1 && nums.length !== 2)) {
-    throw new LibreYOLOError('invalid_imgsz', `Invalid imgsz '${v}': use 640, 480x640 (height x width) or [480,640].`);
-  }
-  checkImgszLimit(nums, v); // refused before the model loads
-  return nums.length === 1 ? nums[0]! : [nums[0]!, nums[1]!];
-}
+/** `640`, `480x640` (height x width), `480,640` or `[480,640]`: the imgsz option's rule. */
+export const parseImgsz = ruleParser('imgsz', IMGSZ) as (v: string) => number | [number, number];
 
-/** `0`, `0,2` or `[0,2,5]`. */
-export function parseClasses(v: string): number[] {
-  const s = v.trim().replace(/^\[|\]$/g, '');
-  const parts = s.split(',').map((p) => p.trim()).filter((p) => p !== '');
-  if (!parts.length || parts.some((p) => !/^-?\d+$/.test(p))) throw new LibreYOLOError('config_type_error', `Invalid classes value: ${v}. Use class ids: 0, 0,2 or [0,2].`);
-  return parts.map(Number);
-}
+/** `0`, `0,2` or `[0,2,5]`: the classes option's rule. */
+export const parseClasses = ruleParser('classes', PREDICT_OPTIONS.classes.rule) as (v: string) => number[];
 
-export function checkRange(name: string, value: number | undefined, min: number, max = Infinity): void {
+/** A value already parsed, checked against bounds with the option layer's range message. */
+export function checkRange(name: string, value: number | undefined, min: number, max?: number): void {
   if (value === undefined) return;
-  if (value < min || value > max) {
-    const range = max === Infinity ? `>= ${min}` : `in [${min.toFixed(1)}, ${max.toFixed(1)}]`;
-    throw new LibreYOLOError('config_range_error', `${name} must be ${range}, got ${value}`);
-  }
+  const bounds = max === undefined ? { min } : { min, max };
+  number(bounds).check(name, value);
 }

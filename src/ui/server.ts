@@ -16,6 +16,7 @@ import sharp, { type Metadata } from 'sharp';
 import { LibreYOLOError } from '../errors.ts';
 import { LibreYOLO } from '../load.ts';
 import type { LibreYOLOModel } from '../model.ts';
+import { checkPredictOptionText, PREDICT_OPTIONS } from '../predict/options.ts';
 import { incrementDir } from '../predict/save.ts';
 import { modelNames, resolveModelChoice, UI_DEFAULT_MODEL } from './catalog.ts';
 import { refuseReason } from './guard.ts';
@@ -184,10 +185,15 @@ export async function startUiServer(options: UiServerOptions = {}): Promise<UiSe
     const send: Send = (obj) => { res.write(`${JSON.stringify(obj)}\n`); };
     const modelValue = url.searchParams.get('model') || UI_DEFAULT_MODEL;
     const confText = url.searchParams.get('conf');
-    const conf = confText === null || confText.trim() === '' ? 0.25 : Number(confText);
     const run = async (): Promise<void> => {
       if (body.length === 0) return send({ type: 'error', error: 'empty upload' });
-      if (!Number.isFinite(conf) || conf < 0 || conf > 1) return send({ type: 'error', error: `conf must be a number in [0, 1], got '${confText}'` });
+      let conf: number;
+      try {
+        // The predict option's own rule and message, as for conf= on the command line.
+        conf = confText === null || confText.trim() === '' ? PREDICT_OPTIONS.conf.default! : checkPredictOptionText('conf', confText) as number;
+      } catch (err) {
+        return send({ type: 'error', error: (err as Error).message });
+      }
       warnSink = (m) => send({ type: 'log', line: logLine('WARN', m) });
       try {
         await inferOne(body, decodeFilenameHeader(req.headers['x-filename'] as string | undefined), modelValue, conf, send);

@@ -37,6 +37,7 @@ export function imgszText(s: string): unknown {
   const parts = s.trim().replace(/^\[|\]$/g, '').split(/[xX,]/).map((p) => p.trim());
   if (!parts.every((p) => /^\d+$/.test(p)) || (parts.length !== 1 && parts.length !== 2)) return s;
   const nums = parts.map(Number);
+  checkImgszLimit(nums, s); // named as typed: `imgsz 640x20000 is over ...`
   return nums.length === 1 ? nums[0] : nums;
 }
 

@@ -154,7 +154,7 @@ describe('key=value parsing', () => {
     for (const [arg, save] of [['save=true', true], ['save=TRUE', true], ['save=1', true], ['save', true], ['save=false', false], ['save=0', false]] as const) {
       assert.equal(parsePredict([arg]).save, save, arg);
     }
-    assert.equal(parsePredict([]).save, false);
+    assert.equal(parsePredict([]).save, undefined); // absent: the library's default (false) applies
     // A flag without a negative form is simply left out when false.
     assert.equal(parsePredict(['half=0']).half, false);
     assert.equal(parsePredict(['half=1']).half, true);
@@ -178,11 +178,11 @@ describe('key=value parsing', () => {
 
   test('bad values are usage errors (exit 2) naming the key', async () => {
     for (const [arg, message] of [
-      ['imgsz=big', /^Error: Invalid imgsz 'big': use 640, 480x640 \(height x width\) or \[480,640\]\.$/m],
-      ['classes=[a]', /^Error: Invalid classes value: \[a\]\. Use class ids: 0, 0,2 or \[0,2\]\.$/m],
-      ['max_det=2.5', /^Error: max_det must be an integer, got '2\.5'$/m],
+      ['imgsz=big', /^Error: imgsz must be a positive integer or an \[height, width\] pair of positive integers \(on the command line: 640, 480x640 or \[480,640\]\), got "big"$/m],
+      ['classes=[a]', /^Error: classes must be integer class IDs \(a number or a list of numbers\), got "\[a\]"$/m],
+      ['max_det=2.5', /^Error: max_det must be an integer, got 2\.5$/m],
       ['batch=0', /^Error: batch must be >= 1, got 0$/m],
-      ['save=yes', /^Error: save is a flag: use save=true or save=false \(or 1\/0, or just 'save'\), got 'yes'$/m],
+      ['save=yes', /^Error: save must be true or false, got "yes"$/m],
       // A value-taking key alone is not a source named 'conf'.
       ['conf', /^Error: conf needs a value: use conf=<value>\. Run 'libreyolo predict --help' for what it takes\.$/m],
       ['max_det', /^Error: max_det needs a value: use max_det=<value>\./m],

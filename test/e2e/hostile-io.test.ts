@@ -360,7 +360,7 @@ describe('item 9: raw errors made clear', { concurrency: 3 }, () => {
     }
     expectCli(await cli(['threads=-3']), 2, /^Error: threads must be >= 1, got -3$/m);
     await assert.rejects(model.predict(SAMPLE_IMAGE, { imgsz: 100000 }), (e: unknown) => e instanceof LibreYOLOError && e.code === 'invalid_imgsz' && e.exitCode === 2);
-    await assert.rejects(LibreYOLO(undefined, { threads: -3 }), (e: unknown) => e instanceof LibreYOLOError && e.exitCode === 2 && /threads must be a positive integer/.test(e.message));
+    await assert.rejects(LibreYOLO(undefined, { threads: -3 }), (e: unknown) => e instanceof LibreYOLOError && e.exitCode === 2 && /^threads must be >= 1, got -3$/.test(e.message));
   });
 
   test('the library takes booleans: the string "false" is refused, never coerced to true', async () => {

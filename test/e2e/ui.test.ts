@@ -146,7 +146,7 @@ describe('libreyolo ui', () => {
     const big = await infer(huge, { 'X-Filename': 'huge.png' });
     assert.deepEqual(big.lines, [{ type: 'error', error: "'huge.png' is 8000x7000 = 56,000,000 pixels, over this server's limit of 50,000,000. Downscale the image, or restart with --max-megapixels." }]);
     const conf = await infer(sample, {}, '?conf=7');
-    assert.deepEqual(conf.lines, [{ type: 'error', error: "conf must be a number in [0, 1], got '7'" }]);
+    assert.deepEqual(conf.lines, [{ type: 'error', error: 'conf must be in [0, 1], got 7' }]);
     assert.deepEqual(runFiles('runs/detect/predict2'), [], 'no result written for a refused upload');
   });
 

@@ -88,8 +88,8 @@ describe('bad video inputs (CLI)', { concurrency: 3 }, () => {
   });
 
   it('vid_stride 0 and a bad TrackConfig value (exit 2)', async () => {
-    expect(await runCli(['predict', `source=${clip}`, 'vid_stride=0'], dir), 2, /^Error: vid_stride must be positive, got 0$/m);
-    expect(await runCli(['track', `source=${clip}`, 'vid_stride=-2'], dir), 2, /^Error: vid_stride must be positive, got -2$/m);
+    expect(await runCli(['predict', `source=${clip}`, 'vid_stride=0'], dir), 2, /^Error: vid_stride must be >= 1, got 0$/m);
+    expect(await runCli(['track', `source=${clip}`, 'vid_stride=-2'], dir), 2, /^Error: vid_stride must be >= 1, got -2$/m);
     expect(await runCli(['track', `source=${clip}`, 'track_buffer=-1'], dir), 2, /^Error: track_buffer must be >= 0, got -1$/m);
   });
 

@@ -112,7 +112,7 @@ describe('graph capture on a real model', () => {
   });
 
   it('validates capture_graph arguments', async () => {
-    await assert.rejects(model.capture_graph({ batch: 0 }), /batch must be a positive integer, got 0/);
+    await assert.rejects(model.capture_graph({ batch: 0 }), /batch must be >= 1, got 0/);
     await assert.rejects(model.capture_graph({ dtype: 'float16' as 'float32' }), /capture_graph dtype must be 'float32'/);
   });
 
