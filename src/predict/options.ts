@@ -187,7 +187,7 @@ export const PREDICT_OPTIONS = {
   project_dir: opt(text('a folder path'), 'folder that runs/ is created in (default: the working directory)'),
   vid_stride: opt(integer({ min: 1 }), 'videos and live streams: keep every N-th frame', 1),
   stream_buffer: opt(boolean(), 'live streams: queue every frame (true) or keep only the newest (false, default)', false),
-  show: opt(boolean(), 'refused: Node has no window to show frames in; use save', false),
+  show: opt(boolean(), 'not supported: Node has no window to show frames in (true is refused); use save', false),
 } as const satisfies Record<string, PredictOption<unknown>>;
 
 export type PredictOptionKey = keyof typeof PREDICT_OPTIONS;

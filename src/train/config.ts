@@ -12,7 +12,7 @@ import { parse as parseYaml } from 'yaml';
 import { LibreYOLOError } from '../errors.ts';
 import type { Warn } from '../util/warn.ts';
 import {
-  boolean, booleanText, choice, fraction, fromCli, integer, normalizeKeys, nullable, number, optionRangeError, optionTypeError, type Rule,
+  boolean, booleanText, choice, fraction, fromCli, integer, normalizeKeys, nullable, number, numberText, optionRangeError, optionTypeError, type Rule,
 } from '../util/options.ts';
 
 export interface TrainConfig {
@@ -114,9 +114,15 @@ const STRING: Rule<string> = {
 };
 
 /** `[0.5, 1.5]`, also as text: `0.5,1.5`, `[0.5,1.5]`, `(0.5,1.5)`. */
+/** Comma-separated numbers (`0.5,1.5`, `[0.5,1.5]`, `(0.5,1.5)`) as a list; other text stays text. */
+function numberListText(t: string): unknown {
+  const parts = t.trim().replace(/^[[(]|[\])]$/g, '').split(',').map((p) => numberText(p));
+  return parts.every((p) => typeof p === 'number') ? parts : t;
+}
+
 const PAIR: Rule<[number, number]> = {
   want: 'a pair of numbers', form: 'value', float: true,
-  fromText: (t) => t.replace(/^[[(]|[\])]$/g, '').split(',').map(Number),
+  fromText: numberListText,
   check(key, v) {
     if (!Array.isArray(v) || v.length !== 2 || !v.every((x) => typeof x === 'number' && Number.isFinite(x))) throw optionTypeError(key, 'a pair of numbers', v);
     return [v[0], v[1]];
@@ -125,7 +131,7 @@ const PAIR: Rule<[number, number]> = {
 
 const INT_LIST: Rule<number[] | null> = {
   want: 'a list of integers', form: 'value',
-  fromText: (t) => t.replace(/^\[|\]$/g, '').split(',').map(Number),
+  fromText: numberListText,
   check(key, v) {
     if (v === null) return null;
     const a = typeof v === 'number' ? [v] : v;
@@ -146,7 +152,7 @@ const RESUME: Rule<boolean | string> = {
 const PRETRAINED: Rule<boolean | string | null> = {
   want: 'true, false or a weights path', form: 'value', fromText: (t) => (/^(true|false)$/i.test(t) ? /^true$/i.test(t) : t),
   check(key, v) {
-    if (v === null || typeof v === 'boolean' || typeof v === 'string') return v;
+    if (v === null || typeof v === 'boolean' || (typeof v === 'string' && v !== '')) return v;
     throw optionTypeError(key, 'true, false or a weights path', v);
   },
 };
@@ -177,15 +183,15 @@ const RULES: { readonly [K in keyof TrainConfig]: Rule<TrainConfig[K]> } = {
   workers: integer({ min: 0 }), seed: integer(), project: STRING, name: STRING, exist_ok: boolean(), resume: RESUME, amp: boolean(),
   patience: integer({ min: 0 }), allow_download_scripts: boolean(), pretrained: PRETRAINED,
   momentum: number({ min: 0, max: 1, maxOpen: true }), weight_decay: number({ min: 0 }), nesterov: boolean(),
-  scheduler: choice(['linear', 'cos', 'warmcos'], { anyCase: true }), warmup_epochs: number({ min: 0 }), warmup_lr_start: number(),
-  min_lr_ratio: number(), no_aug_epochs: integer({ min: 0 }),
+  scheduler: choice(['linear', 'cos', 'warmcos'], { anyCase: true }), warmup_epochs: number({ min: 0 }), warmup_lr_start: number({ min: 0 }),
+  min_lr_ratio: number({ min: 0 }), no_aug_epochs: integer({ min: 0 }),
   mosaic_prob: fraction(), mixup_prob: fraction(), hsv_prob: fraction(), flip_prob: fraction(),
   degrees: number(), translate: number(), shear: number(), mosaic_scale: PAIR, mixup_scale: PAIR, ema: boolean(),
   ema_decay: number({ min: 0, max: 1, minOpen: true, maxOpen: true }), ema_restart_decay: nullable(number({ min: 0, max: 1, minOpen: true, maxOpen: true })),
   aug_stop_epoch_ratio: fraction(), multi_scale: boolean(), save_period: integer({ min: 0 }), eval_interval: integer({ min: 1 }),
-  save_plots: boolean(), cache: CACHE, freeze: INT_LIST, nbs: nullable(integer({ min: 1 })), sync_bn: boolean(), log_interval: integer(),
+  save_plots: boolean(), cache: CACHE, freeze: INT_LIST, nbs: nullable(integer({ min: 1 })), sync_bn: boolean(), log_interval: integer({ min: 1 }),
   data_dir: nullable(STRING), max_labels: integer({ min: 1 }), clip_max_norm: number({ min: 0 }),
-  profile: boolean(), profile_then_stop: boolean(), profile_warmup: integer(), profile_steps: integer(), profile_trace: boolean(),
+  profile: boolean(), profile_then_stop: boolean(), profile_warmup: integer({ min: 0 }), profile_steps: integer({ min: 1 }), profile_trace: boolean(),
   profile_open: boolean(), threads: nullable(integer({ min: 1 })), verbose: boolean(),
 };
 

@@ -27,7 +27,7 @@ import { resolveWeights } from '../models/hub.ts';
 import { makeRunDir, ResultsCsv, writeJson, writeYaml, type CsvValue } from './artifacts.ts';
 import { BEST_METRIC_KEY, NO_BEST, readTrainingCheckpoint, saveTrainingCheckpoint, type BestState, type ResumeState } from './checkpoint.ts';
 import { probeAutoBatch, type AutoBatchResult } from './autobatch.ts';
-import { accumulateSteps, isFloatField, resolveTrainConfig, type TrainConfig } from './config.ts';
+import { accumulateSteps, checkTrainOption, isFloatField, resolveTrainConfig, type TrainConfig } from './config.ts';
 import { ModelEMA } from './ema.ts';
 import { clipGradNorm, Optimizer } from './optimizer.ts';
 import { EpochProgress } from './progress.ts';
@@ -165,7 +165,8 @@ export class Trainer {
     // Resume: the checkpoint's config is the base, explicit options win (except resume itself).
     let resume: ResumeState | null = null;
     let resumePath: string | null = null;
-    const resumeOpt = options.resume;
+    // Read by its rule first (as every option is in resolveTrainConfig): '' is refused, 'false' is false.
+    const resumeOpt = options.resume === undefined ? undefined : checkTrainOption('resume', options.resume);
     if (resumeOpt !== undefined && resumeOpt !== false && resumeOpt !== 'false') {
       resumePath = typeof resumeOpt === 'string' && resumeOpt !== 'true' ? resolve(cwd, resumeOpt) : model.weightsPath;
       if (!resumePath) throw new LibreYOLOError('checkpoint_not_found', 'resume=true needs a model loaded from a training checkpoint (weights/last.pt), or resume=<path>.');

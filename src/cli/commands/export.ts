@@ -1,5 +1,5 @@
 /** `libreyolo export model=... format=onnx dynamic=true imgsz=640 batch=1` */
-import { Command } from 'commander';
+import { Command, Option } from 'commander';
 import { LibreYOLO } from '../../load.ts';
 import { listFamilies } from '../../models/index.ts';
 import { EXPORT_OPTIONS } from '../../export/options.ts';
@@ -23,11 +23,13 @@ export function exportCommand(): Command {
     dynamic: { ...EXPORT_OPTIONS.dynamic, help: `free batch, height and width (batch only for ${fixedSize})` },
     opset: { ...EXPORT_OPTIONS.opset, help: `ONNX opset (default and minimum 13; ${opsets})` },
   });
+  cmd.addOption(new Option('--json', 'print one JSON object (the exported file) on stdout').default(false));
   return cmd.action(async (flags: Record<string, unknown>) => {
     const model = await LibreYOLO(String(flags.model));
     try {
       const path = await model.export({ format: 'onnx', ...tableValues(flags, EXPORT_OPTIONS) });
-      process.stdout.write(`Exported ${model.family.name}-${model.size} to ${path}\n`);
+      if (flags.json === true) process.stdout.write(`${JSON.stringify({ schema_version: 1, model_family: model.family.name, model_size: model.size, output_path: path })}\n`);
+      else process.stdout.write(`Exported ${model.family.name}-${model.size} to ${path}\n`);
     } finally {
       await model.close();
     }

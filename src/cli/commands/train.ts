@@ -9,7 +9,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { loadForTraining } from '../../load.ts';
 import { onDemandTrainProfiler } from '../../model.ts';
 import { listFamilies } from '../../models/index.ts';
-import { TRAIN_DEFAULTS, type TrainConfig } from '../../train/config.ts';
+import { checkTrainOption, TRAIN_DEFAULTS, type TrainConfig } from '../../train/config.ts';
 import { trainModel, type TrainOptions } from '../../train/trainer.ts';
 import { DEFAULT_PREDICT_MODEL } from './predict.ts';
 
@@ -94,6 +94,17 @@ function defaultsNote(key: keyof TrainConfig): string {
   return ` (default ${base}${own.length ? `; ${own.join(', ')}` : ''})`;
 }
 
+/**
+ * A flag's text checked by its field's rule as it is parsed (so a mistake fails before any model
+ * loads, with the library's message), and passed on as typed: the config resolution reads it again.
+ */
+function checkedText(key: keyof TrainConfig): (text: string) => string {
+  return (text) => {
+    checkTrainOption(key, text);
+    return text;
+  };
+}
+
 function flagName(key: string): string {
   return key.replace(/_/g, '-');
 }
@@ -110,9 +121,9 @@ export function trainCommand(): Command {
       cmd.option(`--${flag}`, help);
       cmd.addOption(new Option(`--no-${flag}`).hideHelp());
     } else if (key === 'resume') {
-      cmd.option(`--${flag} [path]`, help);
+      cmd.option(`--${flag} [path]`, help, checkedText(key));
     } else {
-      cmd.option(`--${flag} <value>`, help);
+      cmd.option(`--${flag} <value>`, help, checkedText(key));
     }
   }
   cmd.addOption(new Option('--json', 'print the results as one JSON object on stdout').default(false));
