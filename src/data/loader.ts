@@ -14,6 +14,7 @@
  *     await loader.close();
  */
 
+import { integer } from '../util/options.ts';
 import { availableParallelism } from 'node:os';
 import type { Worker } from 'node:worker_threads';
 import { LibreYOLOError, type ErrorCode } from '../errors.ts';
@@ -327,7 +328,7 @@ export class DataLoader {
   constructor(private readonly split: Pick<DatasetSplit, 'images' | 'labels'>, options: LoaderOptions) {
     const { imgsz, batch } = options;
     if (!Number.isInteger(imgsz) || imgsz < 32 || imgsz % 32 !== 0) throw new LibreYOLOError('invalid_imgsz', `imgsz must be a positive multiple of 32, got ${imgsz}`);
-    if (!Number.isInteger(batch) || batch < 1) throw new LibreYOLOError('config_range_error', `batch must be a positive integer, got ${batch}`);
+    integer({ min: 1 }).check('batch', batch);
     if (split.images.length === 0) throw new LibreYOLOError('data_images_missing', 'the dataset split has no images');
     const workers = options.workers ?? Math.min(8, Math.max(0, availableParallelism() - 1));
     if (!Number.isInteger(workers) || workers < 0) throw new LibreYOLOError('config_range_error', `workers must be an integer >= 0, got ${workers}`);

@@ -6,6 +6,7 @@
  * pipe is paused when the queue is full (ffmpeg then waits), for live sources with
  * `stream_buffer: false` the queue holds only the newest frame, so results stay current.
  */
+import { integer } from '../util/options.ts';
 import type { ChildProcess } from 'node:child_process';
 import { stat } from 'node:fs/promises';
 import { isAbsolute, resolve } from 'node:path';
@@ -138,7 +139,7 @@ async function startDecoder(info: { source: string; live: boolean }, timeoutMs: 
 export async function openVideo(source: string, options: VideoReadOptions = {}): Promise<VideoReader> {
   const live = isLiveSource(source);
   const stride = options.stride ?? 1;
-  if (!Number.isInteger(stride) || stride < 1) throw new LibreYOLOError('config_range_error', `vid_stride must be a positive integer, got ${stride}`);
+  integer({ min: 1 }).check('vid_stride', stride);
   let rate: string | null = null;
   let totalFrames = 0;
   if (!live) {
