@@ -3,6 +3,7 @@
  * class-colour layers, composited by the same code as saved predictions), then one coloured box and
  * label per detection in the Node build's class colours.
  */
+import { printable } from '../util/text.ts';
 import { classColour, textColour } from '../predict/colours.ts';
 import { drawMasks } from '../predict/draw-masks.ts';
 import type { Results } from '../predict/results.ts';
@@ -43,7 +44,7 @@ export function drawResults(canvas: HTMLCanvasElement | OffscreenCanvas, results
     const colour = classColour(cls);
     ctx.strokeStyle = colour;
     ctx.strokeRect(x1, y1, x2 - x1, y2 - y1);
-    const label = `${results.names[cls] ?? cls} ${confData[i]!.toFixed(2)}`;
+    const label = `${printable(results.names[cls] ?? String(cls))} ${confData[i]!.toFixed(2)}`;
     const w = ctx.measureText(label).width + 6;
     const h = parseInt(ctx.font, 10) + 4;
     ctx.fillStyle = colour;

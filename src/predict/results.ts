@@ -3,6 +3,7 @@
  * with the reference's field names (`orig_shape`, `saved_path`, `summary()`, `toJSON()`).
  */
 
+import { printable } from '../util/text.ts';
 import type { InspectOptions } from 'node:util';
 import type { Detections } from './postprocess.ts';
 import type { Masks } from './masks.ts';
@@ -260,5 +261,6 @@ export function summaryLine(result: Results): string {
     const c = result.boxes.clsInt(i);
     counts.set(c, (counts.get(c) ?? 0) + 1);
   }
-  return [...counts].sort((a, b) => a[0] - b[0]).map(([c, n]) => `${result.nameOf(c)}: ${n}`).join(', ');
+  // Names come from the checkpoint: control and bidi characters are written as escapes, never sent to a terminal raw.
+  return [...counts].sort((a, b) => a[0] - b[0]).map(([c, n]) => `${printable(result.nameOf(c))}: ${n}`).join(', ');
 }

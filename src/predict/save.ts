@@ -5,6 +5,7 @@
  * so the folder only ever holds whole images.
  */
 
+import { printable } from '../util/text.ts';
 import { mkdir, stat } from 'node:fs/promises';
 import { dirname, extname, join, resolve } from 'node:path';
 import sharp from 'sharp';
@@ -54,7 +55,8 @@ export function detectionsSvg(width: number, height: number, result: Results): s
     const pad = Math.max(1, Math.round(fontSize * 0.2));
     const labelH = fontSize + 2 * pad;
     boxes.push(`<rect x="${fmt(x1)}" y="${fmt(y1)}" width="${fmt(Math.max(x2 - x1, 0))}" height="${fmt(Math.max(y2 - y1, 0))}" fill="none" stroke="${colour}" stroke-width="${lw}"/>`);
-    const text = `${result.nameOf(cls)} ${result.boxes.confData[i]!.toFixed(2)}`;
+    // Escaped twice over: control and bidi characters as visible escapes, then markup as references.
+    const text = `${printable(result.nameOf(cls))} ${result.boxes.confData[i]!.toFixed(2)}`;
     // DejaVu Sans averages ~0.62 em per character; the background only needs to be close.
     const labelW = Math.ceil(text.length * fontSize * 0.62) + 2 * pad;
     const lx = Math.min(Math.max(x1 - lw / 2, 0), Math.max(width - labelW, 0));

@@ -5,6 +5,7 @@
  * per-step averages, and a verdict. What counts as a "kernel" depends on the trace: device kernels
  * when it has them, otherwise ORT node executions (on CPU, the actual compute).
  */
+import { LIMIT, ProfileSchemaError } from './validate.ts';
 import { friendlyKernel, isTensorCore, kernelCategory } from './classify.ts';
 import { pyFixed, pyRound } from './pyfmt.ts';
 import {
@@ -35,8 +36,20 @@ export function traceEventsOf(data: unknown): TraceEvent[] {
 }
 
 const arg = (e: TraceEvent, key: string): unknown => (e.args && typeof e.args === 'object' ? e.args[key] : undefined);
-/** An event's duration (µs): a finite number >= 0, else 0 (a trace from elsewhere may hold anything). */
-const durOf = (e: TraceEvent): number => (typeof e.dur === 'number' && Number.isFinite(e.dur) && e.dur > 0 ? e.dur : 0);
+/**
+ * A complete event's duration (µs), 0 when it has none. A duration that no measurement gives (not a
+ * number, negative, or over LIMIT: 1e110 ms would be printed as if real) makes the trace unreadable,
+ * as a profile.json with such a field is (validate.ts).
+ */
+function durOf(e: TraceEvent): number {
+  const d: unknown = e.dur;
+  if (d === undefined) return 0;
+  if (typeof d !== 'number' || !Number.isFinite(d) || d < 0 || d > LIMIT) {
+    const shown = typeof d === 'string' ? JSON.stringify(d.length > 40 ? `${d.slice(0, 40)}...` : d) : typeof d === 'object' ? (d === null ? 'null' : 'an object') : String(d);
+    throw new ProfileSchemaError(`event '${String(e.name ?? '').slice(0, 80)}': field 'dur' must be a finite number of microseconds in [0, ${LIMIT}], got ${shown}`);
+  }
+  return d;
+}
 const hasTs = (e: TraceEvent): e is TraceEvent & { ts: number } => typeof e.ts === 'number' && Number.isFinite(e.ts);
 
 /** ORT names a kernel by its op type; off the CPU provider the provider is part of the name. */

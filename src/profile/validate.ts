@@ -12,7 +12,8 @@ import type { ProfileAnalysis } from './schema.ts';
 
 export class ProfileSchemaError extends Error {}
 
-const LIMIT = 1e15;
+/** The largest magnitude a profile or trace number may have (µs: 31 years; ms: 31,000 years). */
+export const LIMIT = 1e15;
 
 type Check = (v: unknown, path: string) => void;
 

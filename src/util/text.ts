@@ -27,3 +27,16 @@ export function closestWord(word: string, candidates: Iterable<string>): string 
   }
   return bestDist <= Math.max(1, Math.floor(word.length / 3)) ? best : undefined;
 }
+
+/**
+ * Characters that would garble a terminal line, an SVG label or a page if written as they are: C0
+ * and C1 controls, and the bidirectional controls that reorder the text around them (U+202E
+ * turns `abc` into `cba`).
+ */
+// eslint-disable-next-line no-control-regex
+const UNPRINTABLE = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+
+/** `s` with each control or bidi character written as its escape (`a\x01b` -> `a\u0001b`), the rest as it is. */
+export function printable(s: string): string {
+  return s.replace(UNPRINTABLE, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}

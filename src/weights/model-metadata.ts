@@ -1,7 +1,7 @@
 /**
  * Checks for the metadata a model file carries (.pt dict entries, safetensors `__metadata__`, ONNX
  * metadata_props). These values size arrays (nc, imgsz), become file and folder names (family,
- * size) and are drawn into SVG labels (names), so every field the package uses is validated at load
+ * size) and are drawn into SVG labels (names, escaped there), so every field the package uses is validated at load
  * and a bad one fails with an error naming the field, never later as a size error or a crash.
  */
 import { LibreYOLOError } from '../errors.ts';
@@ -9,8 +9,6 @@ import { limit, LIMITS, type LimitName } from '../util/limits.ts';
 
 /** Family, size and task values: short identifiers that are safe as parts of a file name. */
 const TOKEN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
-/** Class names that SVG/XML cannot carry, or that would garble a terminal: control characters. */
-const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
 /** A UTF-16 surrogate without its partner: not a character, and not encodable as UTF-8 or XML. */
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 const MAX_NAME_LENGTH = 256;
@@ -60,10 +58,14 @@ export function checkCount(v: unknown, field: string, source: string, cap: Limit
   return n;
 }
 
-/** A class name: a string without control characters or broken UTF-16, of sane length. */
+/**
+ * A class name: a string of whole characters (no lone UTF-16 surrogate, which no text encoding can
+ * carry), of sane length. Control and bidi characters load, as in the original: every place a name
+ * is written escapes them (SVG labels, terminal lines: util/text.ts printable; JSON as JSON).
+ */
 function checkClassName(name: unknown, field: string, source: string): string {
   if (typeof name !== 'string') throw metadataError(source, field, `should be a string, got ${shown(name)}`);
-  if (CONTROL.test(name) || LONE_SURROGATE.test(name)) throw metadataError(source, field, `is ${shown(name)}, which contains control characters or broken Unicode`);
+  if (LONE_SURROGATE.test(name)) throw metadataError(source, field, `is ${shown(name)}, which contains broken Unicode (a lone surrogate)`);
   if (name.length > MAX_NAME_LENGTH) throw metadataError(source, field, `is ${name.length} characters long (at most ${MAX_NAME_LENGTH})`);
   return name;
 }

@@ -104,7 +104,7 @@ const TRAIN: Record<keyof TrainConfig, Case> = {
   degrees: { cli: 'x', code: 'config_type_error', message: 'degrees must be a number, got "x"' },
   translate: { cli: 'far', code: 'config_type_error', message: 'translate must be a number, got "far"' },
   shear: { cli: 'x', code: 'config_type_error', message: 'shear must be a number, got "x"' },
-  mosaic_scale: { cli: '0.5', code: 'config_type_error', message: 'mosaic_scale must be a pair of numbers, got "0.5"' },
+  mosaic_scale: { cli: '0.5,1,2', lib: [0.5, 1, 2], code: 'config_type_error', message: 'mosaic_scale must be a pair of numbers, got [0.5,1,2]' },
   mixup_scale: { cli: '[a,b]', code: 'config_type_error', message: 'mixup_scale must be a pair of numbers, got "[a,b]"' },
   ema: bool('ema'),
   ema_decay: range('ema_decay', '1', 'in (0, 1)'),

@@ -314,6 +314,17 @@ describe('profile readers: the schema is checked on read', () => {
     await fails(await write('num.json', '7'), 'a trace must be a JSON object or an array of events');
   });
 
+  it('trace events with durations no measurement gives (1e110 ms, negative, not a number): exit 1 naming the event and field', async () => {
+    const event = (dur: unknown): string => JSON.stringify({ traceEvents: [{ ph: 'X', cat: 'Node', name: 'conv_kernel_time', ts: 0, dur, args: { op_name: 'Conv' } }] });
+    const want = (shown: string): string => `event 'conv_kernel_time': field 'dur' must be a finite number of microseconds in [0, 1000000000000000], got ${shown}`;
+    await fails(await write('huge-dur.json', event(1e113)), want('1e+113'));
+    await fails(await write('neg-dur.json', event(-5)), want('-5'));
+    await fails(await write('str-dur.json', event('NaN')), want('"NaN"'));
+    // The largest real figure still reads: 1e15 µs.
+    const ok = await cli('profile', 'summary', await write('max-dur.json', event(1e15)));
+    assert.equal(ok.code, 0, ok.stderr);
+  });
+
   it('ill-typed profile fields: exit 1 naming the field and what it should be', async () => {
     const good = JSON.parse(JSON.stringify(analyzeTrace(cliTrace(), { summary: CLI_SUMMARY, tracePath: trace }))) as Record<string, unknown>;
     const bad = async (name: string, patch: (p: Record<string, unknown>) => void, message: string): Promise<void> => {
