@@ -203,6 +203,11 @@ export function checkTrainOption<K extends keyof TrainConfig>(key: K, v: unknown
   return rule.check(key, fromCli(rule, v));
 }
 
+/** How the command line takes a field: a flag (`--ema`, `ema=false`) or a value (`cache=ram`, `resume=<path>`). */
+export function trainOptionForm(key: keyof TrainConfig): 'flag' | 'value' {
+  return RULES[key].form;
+}
+
 /** Whether the original holds `key` as a float (or a pair of floats): checkpoints write it as one. */
 export function isFloatField(key: string): boolean {
   return isTrainKey(key) && RULES[key].float === true;

@@ -9,7 +9,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { loadForTraining } from '../../load.ts';
 import { onDemandTrainProfiler } from '../../model.ts';
 import { listFamilies } from '../../models/index.ts';
-import { checkTrainOption, TRAIN_DEFAULTS, type TrainConfig } from '../../train/config.ts';
+import { checkTrainOption, TRAIN_DEFAULTS, trainOptionForm, type TrainConfig } from '../../train/config.ts';
 import { trainModel, type TrainOptions } from '../../train/trainer.ts';
 import { DEFAULT_PREDICT_MODEL } from './predict.ts';
 
@@ -114,10 +114,10 @@ export function trainCommand(): Command {
     .description(`Train a detector on a YOLO-format dataset (key=value or --flag style). Trainable families: ${listFamilies().filter((f) => f.train).map((f) => f.displayName).join(', ')}.`)
     .option('--model <weights>', `weights to start from: a path, a published name, or ${freshNames()} for fresh weights`, DEFAULT_PREDICT_MODEL)
     .option('--cfg <yaml>', 'YAML of training arguments (explicit arguments win)');
-  for (const [key, def] of Object.entries({ data: undefined, ...TRAIN_DEFAULTS }) as Array<[keyof TrainConfig, unknown]>) {
+  for (const key of ['data', ...Object.keys(TRAIN_DEFAULTS)] as Array<keyof TrainConfig>) {
     const flag = flagName(key);
     const help = `${MEANING[key]}${defaultsNote(key)}`;
-    if (typeof def === 'boolean' && key !== 'resume') {
+    if (trainOptionForm(key) === 'flag') {
       cmd.option(`--${flag}`, help);
       cmd.addOption(new Option(`--no-${flag}`).hideHelp());
     } else if (key === 'resume') {
