@@ -376,7 +376,8 @@ describe('metadata trusted as sizes (issue 15 item 3)', { concurrency: 2 }, () =
     const result = new Results({ boxes, names: { 0: 'a\u0001<b>&\u0007\ud800' }, orig_shape: [32, 32] });
     const svg = detectionsSvg(32, 32, result);
     assert.doesNotMatch(svg, /[\u0000-\u0008\u000b\u000c\u000e-\u001f]|\ud800/);
-    assert.match(svg, /a\ufffd&#60;b&#62;&#38;\ufffd\ufffd 0\.90/);
+    // Controls as visible escapes (util/text.ts printable), markup as references, a lone surrogate as U+FFFD.
+    assert.match(svg, /a\\u0001&#60;b&#62;&#38;\\u0007\ufffd 0\.90/);
     const png = await encodeImage({ width: 32, height: 32, data: new Uint8Array(32 * 32 * 3) }, 'png', svg);
     assert.ok(png.length > 0);
   });
