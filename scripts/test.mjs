@@ -13,8 +13,8 @@
  * The unit tier is one `node --test` run. The model and e2e tiers start their files longest first, by
  * the CPU seconds (user + sys of the file's process and its children) recorded in
  * scripts/test-costs.json, so no long file starts last and runs alone at the end (a file missing
- * there counts as the tier's median; the figures only order the run: a stale one makes it slower,
- * never wrong). `node --test` sorts the files it is given, so these tiers run one `node --test` per
+ * there starts first, as if the longest: it may be; the figures only order the run: a stale one makes
+ * it slower, never wrong). `node --test` sorts the files it is given, so these tiers run one `node --test` per
  * file here, N at a time, each file's report printed whole when it ends, with its wall time.
  */
 import { spawn, spawnSync } from 'node:child_process';
@@ -49,11 +49,9 @@ if (stray.length) {
   process.exit(1);
 }
 
-/** `files` longest first by COSTS (unknown: the median of the known ones), then by name. */
+/** `files` longest first by COSTS (a file not measured there first), then by name. */
 function longestFirst(files) {
-  const known = files.map((f) => COSTS[f]).filter((c) => typeof c === 'number').sort((a, b) => a - b);
-  const median = known.length ? known[Math.floor(known.length / 2)] : 0;
-  const cost = (f) => (typeof COSTS[f] === 'number' ? COSTS[f] : median);
+  const cost = (f) => (typeof COSTS[f] === 'number' ? COSTS[f] : Infinity);
   return [...files].sort((a, b) => cost(b) - cost(a) || a.localeCompare(b));
 }
 
