@@ -31,7 +31,7 @@ import { writeChromeTrace, type StepRecord } from './chrome-trace.ts';
 import { pyFixed, pyJson, pyRound } from './pyfmt.ts';
 import { PROFILE_FILE, SUMMARY_FILE, TRACE_FILE, type ProfileAnalysis, type ProfileSummary } from './schema.ts';
 import { NodeTimes, readSessionTimeline, traceCap, type SessionTimeline } from './train-timeline.ts';
-import { CPU_KERNEL_SHARE, GPU_UTIL, type Verdict } from './verdict.ts';
+import { refineTrainVerdict } from './verdict.ts';
 import { finalizeProfile } from './write.ts';
 
 const nowUs = (): number => (performance.timeOrigin + performance.now()) * 1000;
@@ -395,34 +395,6 @@ export class TrainStepProfiler implements TrainProfiler, SpanRecorder {
 function kernelLine(a: ProfileAnalysis, device: Device): string {
   const what = device.kind === 'cpu' ? 'ORT kernels' : 'device';
   return `${what} busy ${pyFixed(a.gpu_util * 100, 0)}% (${pyFixed(a.gpu_busy_ms_per_step, 0)} ms / ${pyFixed(a.step_ms, 0)} ms step)  |  ${a.kernels_per_step} kernels/step @ ~${pyFixed(a.mean_kernel_us, 0)}us`;
-}
-
-/**
- * The original's `_refine_verdict`, with the device busy time from ORT's kernels: on CPU the
- * kernels' share of the real step decides compute-bound (>= 60%) from host-bound, on GPUs the
- * original's 80% utilisation rule applies.
- */
-export function refineTrainVerdict(a: ProfileAnalysis, summary: ProfileSummary, cpu: boolean): Verdict {
-  const stepMs = summary.real?.step_ms ?? 0;
-  const dl = summary.real?.dataload_frac ?? 0;
-  const util = stepMs > 0 ? a.gpu_busy_ms_per_step / stepMs : a.gpu_util;
-  a.gpu_util_raw = pyRound(util, 3);
-  a.gpu_util = pyRound(Math.min(util, 1), 3);
-  a.metrics.gpu_util = a.gpu_util;
-  const pressure = a.cuda_mallocs_per_step >= 5 || util > 1.05;
-  if (pressure) {
-    return { bound: 'memory-pressure', why: `allocator/VRAM pressure (~${a.cuda_mallocs_per_step} allocations per step); throughput and utilisation are unreliable` };
-  }
-  if (dl >= 0.2) return { bound: 'dataloader', why: `the ${cpu ? 'CPU' : 'GPU'} waits on input data (~${pyFixed(dl * 100, 0)}% of the step)` };
-  const threshold = cpu ? CPU_KERNEL_SHARE : GPU_UTIL;
-  if (a.gpu_util >= threshold) {
-    return { bound: 'compute', why: cpu ? `ORT kernels fill ~${pyFixed(a.gpu_util * 100, 0)}% of the step: CPU-bound in the network's own math` : `the GPU is saturated (~${pyFixed(a.gpu_util * 100, 0)}% busy)` };
-  }
-  return {
-    bound: 'host / launch',
-    why: `${cpu ? 'ORT kernels fill' : 'GPU only'} ~${pyFixed(a.gpu_util * 100, 0)}% of the step \u2014 the rest is host work: ${a.kernels_per_step} kernels/step at ~${pyFixed(a.mean_kernel_us, 0)}us each, ` +
-      'parameter/gradient hand-off to the session worker, and the optimizer update on the host',
-  };
 }
 
 /**

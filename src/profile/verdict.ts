@@ -1,11 +1,14 @@
 /**
- * The inference verdict: which stage bounds the step. Postprocess and preprocess are judged by
+ * The verdicts: which stage bounds an inference step, and what bounds a train step.
+ *
+ * Inference: which stage bounds the step. Postprocess and preprocess are judged by
  * their share of the step, as in the original. When the forward pass dominates, a CPU profile with
  * a trace can tell compute from host work: ORT kernel time against the forward call's time, the
  * remainder being worker hand-off, tensor copies and session overhead. On other devices the
  * original's device-utilisation rule applies, and only when the build reports device kernels.
  */
-import { pyFixed } from './pyfmt.ts';
+import { pyFixed, pyRound } from './pyfmt.ts';
+import type { ProfileAnalysis, ProfileSummary } from './schema.ts';
 
 export interface Verdict {
   bound: string;
@@ -76,4 +79,32 @@ export function inferenceVerdict(t: StageTimes, device: DeviceTiming): Verdict {
     };
   }
   return { bound: 'compute', why: `forward dominates the step (${pyFixed(t.fwd, 2)} ms)${device.util !== null ? `; GPU ~${pyFixed(device.util * 100, 0)}% busy` : ''}` };
+}
+
+/**
+ * The original's `_refine_verdict`, with the device busy time from ORT's kernels: on CPU the
+ * kernels' share of the real step decides compute-bound (>= 60%) from host-bound, on GPUs the
+ * original's 80% utilisation rule applies.
+ */
+export function refineTrainVerdict(a: ProfileAnalysis, summary: ProfileSummary, cpu: boolean): Verdict {
+  const stepMs = summary.real?.step_ms ?? 0;
+  const dl = summary.real?.dataload_frac ?? 0;
+  const util = stepMs > 0 ? a.gpu_busy_ms_per_step / stepMs : a.gpu_util;
+  a.gpu_util_raw = pyRound(util, 3);
+  a.gpu_util = pyRound(Math.min(util, 1), 3);
+  a.metrics.gpu_util = a.gpu_util;
+  const pressure = a.cuda_mallocs_per_step >= 5 || util > 1.05;
+  if (pressure) {
+    return { bound: 'memory-pressure', why: `allocator/VRAM pressure (~${a.cuda_mallocs_per_step} allocations per step); throughput and utilisation are unreliable` };
+  }
+  if (dl >= 0.2) return { bound: 'dataloader', why: `the ${cpu ? 'CPU' : 'GPU'} waits on input data (~${pyFixed(dl * 100, 0)}% of the step)` };
+  const threshold = cpu ? CPU_KERNEL_SHARE : GPU_UTIL;
+  if (a.gpu_util >= threshold) {
+    return { bound: 'compute', why: cpu ? `ORT kernels fill ~${pyFixed(a.gpu_util * 100, 0)}% of the step: CPU-bound in the network's own math` : `the GPU is saturated (~${pyFixed(a.gpu_util * 100, 0)}% busy)` };
+  }
+  return {
+    bound: 'host / launch',
+    why: `${cpu ? 'ORT kernels fill' : 'GPU only'} ~${pyFixed(a.gpu_util * 100, 0)}% of the step \u2014 the rest is host work: ${a.kernels_per_step} kernels/step at ~${pyFixed(a.mean_kernel_us, 0)}us each, ` +
+      'parameter/gradient hand-off to the session worker, and the optimizer update on the host',
+  };
 }

@@ -1,51 +1,43 @@
 /**
  * The training loop: epochs of forward + loss + backward on ONNX Runtime (one
  * session per step shape, `TrainStep`), the optimizer and LR schedule on the host, EMA of the
- * weights, gradient accumulation when the nominal batch `nbs` exceeds the micro-batch, close-mosaic
- * for the last `no_aug_epochs`, validation every `eval_interval` epochs and at the final one on the EMA weights, and the
+ * weights, gradient accumulation when the nominal batch `nbs` exceeds the micro-batch, the
+ * recipe's scheduled augmentations switched per epoch (close-mosaic for the last `no_aug_epochs`),
+ * validation every `eval_interval` epochs and at the final one on the EMA weights, and the
  * run directory `runs/train/<name>[N]/` with `weights/last.pt`, `best.pt`, `epoch_<n>.pt`,
- * `results.csv`, `train_config.yaml` and `summary.json`.
+ * `results.csv`, `train_config.yaml` and `summary.json`. The run is resolved and its network built
+ * in prepare.ts (config, resume, weight transfer), and opened in setup.ts (loader, optimizer,
+ * schedule, EMA, run directory, profiler, step runner).
  *
  * The network being trained is a copy: the model passed to `trainModel` keeps its weights and
  * sessions. After training, load `best_checkpoint` (or `last_checkpoint`) to use the result.
  */
-import { existsSync, readFileSync } from 'node:fs';
 import { cpus } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { LibreYOLOError } from '../errors.ts';
-import type { Parameter } from '../graph/module.ts';
-import { applyRunningStats, loadStateDict, snapshot, stateDictOf } from '../graph/state-dict.ts';
+import { join } from 'node:path';
+import { applyRunningStats, stateDictOf } from '../graph/state-dict.ts';
 import type { HostTensor } from '../graph/tensor.ts';
+import type { DatasetConfig } from '../data/dataset.ts';
+import type { TrainBatch } from '../data/train-batch.ts';
 import { inputSpec, trainingHooks, type DetectionNetwork, type ModelFamily, type TrainingHooks } from '../models/registry.ts';
 import { EnginePredictor } from '../predict/engine-predictor.ts';
 import { toNetworkLayout } from '../predict/preprocess.ts';
+import type { Device } from '../runtime/device.ts';
 import { GraphEngine } from '../runtime/graph-engine.ts';
 import { defaultWarn, type Warn } from '../util/warn.ts';
-import { parseDevice, type Device } from '../runtime/device.ts';
-import { loadCheckpointFile } from '../weights/checkpoint.ts';
-import { resolveWeights } from '../models/hub.ts';
-import { makeRunDir, ResultsCsv, writeJson, writeYaml, type CsvValue } from './artifacts.ts';
-import { BEST_METRIC_KEY, NO_BEST, readTrainingCheckpoint, saveTrainingCheckpoint, type BestState, type ResumeState } from './checkpoint.ts';
-import { probeAutoBatch, type AutoBatchResult } from './autobatch.ts';
-import { accumulateSteps, checkTrainOption, isFloatField, resolveTrainConfig, type TrainConfig } from './config.ts';
-import { ModelEMA } from './ema.ts';
-import { clipGradNorm, Optimizer } from './optimizer.ts';
-import { EpochProgress } from './progress.ts';
-import { LRSchedule } from './schedule.ts';
-import type { LossComponents, StepResult } from './types.ts';
-import type { TrainBatch } from '../data/train-batch.ts';
-import { BASE_RECIPE } from '../data/recipe.ts';
-import { loadTrainDataConfig, openTrainData, type TrainData } from './data.ts';
-import { openStepRunner, type StepRunner } from './runner.ts';
-import type { TrainPhase, TrainProfiler, TrainProfilerFactory } from './profiler-port.ts';
 import { validate } from '../val/validate.ts';
-import type { DatasetConfig } from '../data/dataset.ts';
+import { writeJson, type CsvValue } from './artifacts.ts';
+import { BEST_METRIC_KEY, saveTrainingCheckpoint, type ResumeState } from './checkpoint.ts';
+import type { TrainConfig } from './config.ts';
+import { clipGradNorm } from './optimizer.ts';
+import { prepareTraining, type TrainOptions, type TrainRuntime, type TrainSource } from './prepare.ts';
+import type { TrainPhase } from './profiler-port.ts';
+import { ampActive, setupTraining, TrainState } from './setup.ts';
+import type { LossComponents, StepResult } from './types.ts';
+
+export type { TrainOptions, TrainRuntime, TrainSource } from './prepare.ts';
 
 /** Validation metrics under the original's results.csv names (`metrics/mAP50-95`, `metrics/mAP50`, ...). */
 export type ValMetrics = Record<string, number>;
-
-/** Options of `trainModel` / `model.train()`: any TrainConfig field (snake_case or camelCase), plus `cfg`. */
-export type TrainOptions = Partial<TrainConfig> & { cfg?: string } & Record<string, unknown>;
 
 /** The original's results dict (returned, and stored in summary.json). */
 export interface TrainResults {
@@ -66,30 +58,6 @@ export interface TrainResults {
   last_checkpoint: string | null;
 }
 
-/** What training reads of a model (the `LibreYOLOModel` facade is one); the model itself is not changed. */
-export interface TrainSource {
-  readonly family: ModelFamily;
-  readonly size: string;
-  /** The network whose weights training starts from; null for an exported .onnx (refused). */
-  readonly network: DetectionNetwork | null;
-  readonly names: Record<number, string>;
-  /** The default device (`device=` overrides it). */
-  readonly device: Device;
-  /** The training checkpoint `resume=true` continues. */
-  readonly weightsPath: string | null;
-  /** The model's task: `detect` (default), or `segment` for a family whose hooks train masks. */
-  readonly task?: string;
-}
-
-export interface TrainRuntime {
-  warn?: Warn;
-  /** Where progress goes (default process.stderr). */
-  stream?: NodeJS.WriteStream;
-  /** Directory that relative project/data paths are resolved against (default cwd). */
-  cwd?: string;
-  /** Builds the profiler once the run directory and meta are known; `profile=true` needs one (`model.train()` passes it). */
-  profiler?: TrainProfilerFactory;
-}
 
 function mean(xs: number[]): number {
   return xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : NaN;
@@ -107,31 +75,16 @@ interface EpochStats {
 }
 
 export class Trainer {
-  private optimizer!: Optimizer;
-  private schedule!: { lr(step: number): number };
-  private ema: ModelEMA | null = null;
-  private best: BestState = { ...NO_BEST };
-  private startEpoch = 0;
-  private globalStep = 0;
-  private saveDir = '';
-  private csv!: ResultsCsv;
-  private data: TrainData | null = null;
-  private runner: StepRunner | null = null;
-  private profiler: TrainProfiler | null = null;
-  private progress!: EpochProgress;
-  private accumulate = 1;
+  /** What the run opens and keeps (setup.ts fills it). */
+  private readonly state = new TrainState();
   /** amp: batches whose update was skipped because a float16 gradient overflowed. */
   private ampSkipped = 0;
   private badValidations = 0;
   private readonly warn: Warn;
   private readonly results: TrainResults;
   private startedAt = 0;
-  /** Seconds already trained before a resume (results.csv `time` continues from it). */
-  private timeOffset = 0;
   private resumeFrom: ResumeState | null = null;
   private datasetConfig!: DatasetConfig;
-  /** The batch=-1 probe, when one ran. */
-  autoBatch: AutoBatchResult | null = null;
 
   private readonly hooks: TrainingHooks;
 
@@ -153,56 +106,11 @@ export class Trainer {
   }
 
   static async create(model: TrainSource, options: TrainOptions, runtime: TrainRuntime = {}): Promise<Trainer> {
-    const warn = runtime.warn ?? defaultWarn;
-    const cwd = runtime.cwd ?? process.cwd();
-    if (!model.network) throw new LibreYOLOError('config_unsupported', 'Cannot train an exported ONNX model: load the .pt checkpoint instead.');
-    const task = model.task ?? 'detect';
-    const family = model.family;
-    const hooks = trainingHooks(family);
-    if (task !== 'detect' && !(task === 'segment' && hooks.maskRatio?.(model.network))) {
-      throw new LibreYOLOError('config_unsupported', `Training ${task} models is not implemented yet for ${family.displayName}; this package trains detection models${hooks.maskRatio ? ' and YOLOv9-seg' : ''}.`);
-    }
-    // Resume: the checkpoint's config is the base, explicit options win (except resume itself).
-    let resume: ResumeState | null = null;
-    let resumePath: string | null = null;
-    // Read by its rule first (as every option is in resolveTrainConfig): '' is refused, 'false' is false.
-    const resumeOpt = options.resume === undefined ? undefined : checkTrainOption('resume', options.resume);
-    if (resumeOpt !== undefined && resumeOpt !== false && resumeOpt !== 'false') {
-      resumePath = typeof resumeOpt === 'string' && resumeOpt !== 'true' ? resolve(cwd, resumeOpt) : model.weightsPath;
-      if (!resumePath) throw new LibreYOLOError('checkpoint_not_found', 'resume=true needs a model loaded from a training checkpoint (weights/last.pt), or resume=<path>.');
-      resume = await readTrainingCheckpoint(resumePath);
-    }
-    const base: Record<string, unknown> = resume ? { ...resume.config } : {};
-    if (resume) {
-      for (const k of ['resume', 'cfg']) delete base[k];
-    }
-    const config = resolveTrainConfig({ ...base, ...options, ...(resume ? { resume: resumePath } : {}) }, warn, hooks.defaults);
-
-    const device = parseDevice(config.device === '' ? model.device.id : config.device);
-    const dataCfg = await loadTrainDataConfig(config, { cwd, warn, names: model.names });
-    const names = dataCfg.names;
-    const nc = Object.keys(names).length;
-
-    // The network to train: a copy of the model's, with class layers for the dataset's nc.
-    let network: DetectionNetwork;
-    if (resume) {
-      network = family.create({ size: model.size, stateDict: resume.trainModel, task });
-      if (network.nc !== nc) throw new LibreYOLOError('config_conflict', `Cannot resume: the checkpoint has ${network.nc} classes, the dataset ${nc}.`);
-    } else {
-      const sd = snapshot(stateDictOf(model.network));
-      network = hooks.adaptClasses(sd, model.size, nc, config.seed);
-      if (config.pretrained) {
-        const src = config.pretrained === true ? `${family.filenamePrefix}${model.size}.pt` : config.pretrained;
-        const path = await resolveWeights(src, { cwd });
-        const { copied } = loadStateDict(network, (await loadCheckpointFile(path)).stateDict);
-        warn(`pretrained: transferred ${copied} tensors from ${path}.`);
-      }
-    }
-    if (!resume) hooks.onSetup?.(network);
-    const trainer = new Trainer(config, family, model.size, network, device, names, runtime);
-    trainer.datasetConfig = dataCfg;
-    trainer.resumeFrom = resume;
-    if (resume && resumePath) trainer.saveDir = dirname(dirname(resumePath));
+    const p = await prepareTraining(model, options, runtime);
+    const trainer = new Trainer(p.config, p.family, p.size, p.network, p.device, p.names, runtime);
+    trainer.datasetConfig = p.datasetConfig;
+    trainer.resumeFrom = p.resume;
+    if (p.saveDir) trainer.state.saveDir = p.saveDir;
     return trainer;
   }
 
@@ -226,128 +134,26 @@ export class Trainer {
     return Object.fromEntries(this.lossNames.map((k) => [k, mean(losses.map((x) => x[k]!))]));
   }
 
-  /** amp runs only on GPU providers (ignored on CPU, as the original). */
-  private ampActive(cfg: TrainConfig): boolean {
-    return cfg.amp && this.device.kind !== 'cpu';
-  }
-
   private log(line: string): void {
-    this.progress.line(line);
-  }
-
-  private named(): Array<[string, Parameter]> {
-    return [...this.network.namedTensors()];
-  }
-
-  private async setup(): Promise<void> {
-    const cfg = this.config;
-    const cwd = this.runtime.cwd ?? process.cwd();
-    this.progress = new EpochProgress({ enabled: cfg.verbose, logInterval: cfg.log_interval, ...(this.runtime.stream ? { stream: this.runtime.stream } : {}) });
-    if (cfg.batch === -1) {
-      const auto = await probeAutoBatch(this.family, this.network, {
-        device: this.device, imgsz: cfg.imgsz, maxTargets: cfg.max_labels, nbs: cfg.nbs, log: (l) => this.log(l),
-        ...(cfg.threads ? { threads: cfg.threads } : {}),
-      });
-      cfg.batch = auto.batch;
-      this.autoBatch = auto;
-      this.log(auto.message);
-    }
-    if (cfg.amp && !this.ampActive(cfg)) this.log('amp=true is ignored on CPU: training runs in float32.');
-    else if (cfg.amp) this.log(`amp=true: mixed precision on ${this.device.id} (float16 network and gradients, float32 loss and BatchNorm, dynamic loss scaling).`);
-
-    this.accumulate = accumulateSteps(cfg);
-    this.data = await openTrainData(cfg, this.datasetConfig, {
-      cwd, warn: this.warn, recipe: this.hooks.augment ?? BASE_RECIPE, stretch: inputSpec(this.family).resize === 'stretch',
-      ...(this.maskRatio ? { masks: this.maskRatio } : {}),
-    });
-    const batchesPerEpoch = this.data!.batchesPerEpoch;
-    const stepsPerEpoch = Math.ceil(batchesPerEpoch / this.accumulate);
-    const layout = this.hooks.paramGroups ? (keys: string[]) => this.hooks.paramGroups!(keys, { weightDecay: cfg.weight_decay }) : undefined;
-    this.optimizer = Optimizer.create(this.named(), { optimizer: cfg.optimizer, lr0: cfg.lr0, momentum: cfg.momentum, weightDecay: cfg.weight_decay, nesterov: cfg.nesterov }, layout);
-    const sched = {
-      lr0: cfg.lr0, epochs: cfg.epochs, stepsPerEpoch,
-      warmupEpochs: cfg.warmup_epochs, warmupLrStart: cfg.warmup_lr_start, minLrRatio: cfg.min_lr_ratio, noAugEpochs: cfg.no_aug_epochs,
-    };
-    this.schedule = this.hooks.schedule?.(sched) ?? new LRSchedule({ scheduler: cfg.scheduler, ...sched });
-    if (cfg.ema) this.ema = new ModelEMA(this.named(), cfg.ema_decay);
-
-    const resume = this.resumeFrom;
-    if (resume) {
-      this.optimizer.loadStateDict(resume.optimizer);
-      if (this.ema && resume.ema) this.ema.load(resume.ema, resume.emaUpdates);
-      this.startEpoch = resume.epoch + 1;
-      this.best = { ...resume.best };
-      if (this.startEpoch >= cfg.epochs) {
-        throw new LibreYOLOError('config_conflict', `Cannot resume: the checkpoint finished epoch ${resume.epoch + 1} of ${cfg.epochs}; pass a larger epochs= to train further.`);
-      }
-    } else {
-      this.saveDir = await makeRunDir(cfg.project, cfg.name, cfg.exist_ok, cwd);
-    }
-    this.globalStep = this.startEpoch * stepsPerEpoch;
-    // As the original's _initialize_scheduler_lr: the first step of a run (or of a resumed run) takes
-    // the schedule's LR in every group, without the group multipliers (D-FINE's backbone x0.5 too);
-    // every later step gets lr(k) x multiplier.
-    this.optimizer.setLr(this.schedule.lr(this.globalStep), { multipliers: false });
-    this.results.save_dir = this.saveDir;
-    this.csv = new ResultsCsv(join(this.saveDir, 'results.csv'));
-    if (resume && existsSync(this.csv.path)) {
-      this.csv.load(readFileSync(this.csv.path, 'utf8'));
-      // `time` keeps counting from where the resumed run stopped
-      this.timeOffset = Number(this.csv.lastValue('time')) || 0;
-    }
-    if (cfg.save_plots) this.warn('save_plots: plots are not produced by this package; the final-epoch validation still runs.');
-    await writeYaml(join(this.saveDir, 'train_config.yaml'), { ...cfg }, isFloatField);
-
-    if (cfg.profile) {
-      let warmup = cfg.profile_warmup;
-      let steps = cfg.profile_steps;
-      if (this.accumulate > 1) {
-        warmup = Math.ceil(warmup / this.accumulate) * this.accumulate;
-        steps = Math.ceil(steps / this.accumulate) * this.accumulate;
-        this.log(`profile window rounded to accumulation boundaries (warmup=${warmup}, steps=${steps}, accum=${this.accumulate})`);
-      }
-      const factory = this.runtime.profiler;
-      if (!factory) throw new LibreYOLOError('config_unsupported', 'profile=true needs a training profiler: train through model.train(), which brings one.');
-      this.profiler = await factory({
-        saveDir: this.saveDir, device: this.device, warmup, steps, trace: cfg.profile_trace, log: (line) => this.log(line),
-        meta: { model: this.modelName, device: this.device.id, batch: cfg.batch, imgsz: cfg.imgsz, amp: cfg.amp, amp_dtype: 'float16', workers: cfg.workers },
-      });
-    }
-    const prefix = this.profiler?.ortProfilePrefix;
-    this.runner = await openStepRunner(this.family, this.network, {
-      device: this.device, ...(cfg.threads ? { threads: cfg.threads } : {}), imgsz: [cfg.imgsz, cfg.imgsz], maxTargets: cfg.max_labels,
-      amp: this.ampActive(cfg), seed: cfg.seed,
-      ...(prefix ? { profileFilePrefix: prefix } : {}),
-    });
-    this.profiler?.attach?.(this.runner);
-    // The first step's session is built here (a while), so epoch 1's timing and the profile see plain steps.
-    const firstBatch = Math.min(cfg.batch, this.data!.trainImages);
-    const t0 = performance.now();
-    await this.runner!.prepare(firstBatch);
-    this.log(`Train step ready (batch ${firstBatch}, ${cfg.imgsz}x${cfg.imgsz}) in ${((performance.now() - t0) / 1000).toFixed(1)}s`);
-
-    const params = this.optimizer.numel;
-    this.log(`Training ${this.modelName} (${params.toLocaleString('en-US')} parameters, ${this.network.nc} classes) on ${this.device.id}` +
-      ` with ${this.data!.trainImages} images, batch ${cfg.batch}${this.accumulate > 1 ? ` x ${this.accumulate} accumulated` : ''}, imgsz ${cfg.imgsz},` +
-      ` ${cfg.optimizer} lr0=${cfg.lr0}, ${cfg.epochs} epoch${cfg.epochs === 1 ? '' : 's'}${this.startEpoch ? ` (resuming at epoch ${this.startEpoch + 1})` : ''}; results in ${this.saveDir}`);
+    this.state.progress.line(line);
   }
 
   private async trainEpoch(epoch: number): Promise<{ stats: EpochStats; stopped: boolean }> {
     const cfg = this.config;
-    const { mosaic, strong } = this.data!.augmentation(epoch);
-    const total = this.data!.batchesPerEpoch;
+    const { mosaic, strong } = this.state.data!.augmentation(epoch);
+    const total = this.state.data!.batchesPerEpoch;
     const stats: EpochStats = { losses: [], images: 0 };
-    const accum = this.accumulate;
+    const accum = this.state.accumulate;
     let accGrads: Map<string, Float32Array> | null = null;
     let inWindow = 0;
     const started = performance.now();
-    this.progress.start(epoch, cfg.epochs, total);
-    let batches: AsyncIterable<TrainBatch> = this.data!.epoch(epoch, { mosaic, strong });
+    this.state.progress.start(epoch, cfg.epochs, total);
+    let batches: AsyncIterable<TrainBatch> = this.state.data!.epoch(epoch, { mosaic, strong });
     const switches = this.hooks.switches?.(epoch, cfg) ?? {};
     const spec = inputSpec(this.family);
     // The profiler's wrapper passes batches straight through once its window has closed.
-    if (this.profiler) batches = this.profiler.wrapLoader(batches);
-    const phase = <T>(name: TrainPhase, fn: () => Promise<T>): Promise<T> => (this.profiler ? this.profiler.phase(name, fn) : fn());
+    if (this.state.profiler) batches = this.state.profiler.wrapLoader(batches);
+    const phase = <T>(name: TrainPhase, fn: () => Promise<T>): Promise<T> => (this.state.profiler ? this.state.profiler.phase(name, fn) : fn());
     let done = 0;
     let stopped = false;
     try {
@@ -355,7 +161,7 @@ export class Trainer {
         const n = batch.images.dims[0]!;
         // The loader writes RGB 0..1; the family's network may take another layout (YOLOX: BGR 0..255).
         toNetworkLayout(batch.images.data as Float32Array, batch.images.dims, spec);
-        const result: StepResult = await this.runner!.run(batch, phase, switches);
+        const result: StepResult = await this.state.runner!.run(batch, phase, switches);
         applyRunningStats(this.network, result.runningStats);
         let grads = result.gradients;
         // amp: a float16 gradient overflowed, the loss scale was halved; the batch updates nothing (as GradScaler).
@@ -376,27 +182,27 @@ export class Trainer {
         }
         if (!result.overflow && (accum === 1 || inWindow === accum || done + 1 === total)) {
           if (cfg.clip_max_norm > 0) clipGradNorm(grads, cfg.clip_max_norm);
-          await phase('optimizer', async () => this.optimizer.step(grads));
+          await phase('optimizer', async () => this.state.optimizer.step(grads));
           accGrads = null;
           inWindow = 0;
-          this.ema?.update(this.network.namedTensors());
-          this.globalStep++;
-          this.optimizer.setLr(this.schedule.lr(this.globalStep));
+          this.state.ema?.update(this.network.namedTensors());
+          this.state.globalStep++;
+          this.state.optimizer.setLr(this.state.schedule.lr(this.state.globalStep));
         }
         done++;
         stats.losses.push(result.loss);
         stats.images += n;
         const l = stats.losses;
         const secs = (performance.now() - started) / 1000;
-        this.progress.update(done, {
+        this.state.progress.update(done, {
           loss: mean(l.map((x) => x.total)), components: this.meanComponents(l),
-          imgPerS: stats.images / Math.max(secs, 1e-9), lr: this.optimizer.lrs[0]!,
+          imgPerS: stats.images / Math.max(secs, 1e-9), lr: this.state.optimizer.lrs[0]!,
         });
-        const prof = this.profiler;
+        const prof = this.state.profiler;
         if (prof) {
           await prof.step();
           if (prof.finished) {
-            this.profiler = null;
+            this.state.profiler = null;
             if (cfg.profile_then_stop) {
               stopped = true;
               break;
@@ -406,19 +212,19 @@ export class Trainer {
         }
       }
     } finally {
-      this.progress.stop();
+      this.state.progress.stop();
     }
     return { stats, stopped };
   }
 
   /** The weights used for validation and saved as `model`: EMA when on, else the raw weights. */
   private evalState(): Map<string, HostTensor> {
-    return this.ema ? this.ema.state : stateDictOf(this.network);
+    return this.state.ema ? this.state.ema.state : stateDictOf(this.network);
   }
 
   /** Validates the EMA (or raw) weights on the val split as the original's in-training validator. */
   private async validate(): Promise<ValMetrics | null> {
-    const split = this.data!.val;
+    const split = this.state.data!.val;
     if (!split) return null;
     const cfg = this.config;
     const task = this.maskRatio ? 'segment' : 'detect';
@@ -439,12 +245,12 @@ export class Trainer {
     const raw = stateDictOf(this.network);
     await saveTrainingCheckpoint(path, {
       model: this.evalState(),
-      ...(this.ema ? { trainModel: raw, emaUpdates: this.ema.updates } : {}),
+      ...(this.state.ema ? { trainModel: raw, emaUpdates: this.state.ema.updates } : {}),
       epoch,
-      optimizer: this.optimizer.stateDict(),
+      optimizer: this.state.optimizer.stateDict(),
       config: { ...this.config },
       loss,
-      best: this.best,
+      best: this.state.best,
       family: this.family.name,
       size: this.size,
       nc: this.network.nc,
@@ -458,15 +264,19 @@ export class Trainer {
     const cfg = this.config;
     let stoppedByProfile = false;
     try {
-      await this.setup();
+      await setupTraining(this.state, {
+        config: cfg, family: this.family, network: this.network, device: this.device, hooks: this.hooks, warn: this.warn,
+        runtime: this.runtime, datasetConfig: this.datasetConfig, resume: this.resumeFrom, modelName: this.modelName,
+      });
+      this.results.save_dir = this.state.saveDir;
       // only now is the run directory known
-      const weights = join(this.saveDir, 'weights');
+      const weights = join(this.state.saveDir, 'weights');
       this.startedAt = performance.now();
-      for (let epoch = this.startEpoch; epoch < cfg.epochs; epoch++) {
+      for (let epoch = this.state.startEpoch; epoch < cfg.epochs; epoch++) {
         const t0 = performance.now();
         // The no-aug phase (also when a resume starts inside it): the EMA restart's constant decay.
-        if (this.ema && cfg.ema_restart_decay !== null && cfg.no_aug_epochs > 0 && epoch >= cfg.epochs - cfg.no_aug_epochs) {
-          this.ema.setConstantDecay(cfg.ema_restart_decay);
+        if (this.state.ema && cfg.ema_restart_decay !== null && cfg.no_aug_epochs > 0 && epoch >= cfg.epochs - cfg.no_aug_epochs) {
+          this.state.ema.setConstantDecay(cfg.ema_restart_decay);
         }
         const { stats, stopped } = await this.trainEpoch(epoch);
         const losses = stats.losses;
@@ -474,7 +284,7 @@ export class Trainer {
         const items = this.meanComponents(losses);
         this.results.epoch_losses.push(lossMean);
         this.results.epoch_loss_items.push(items);
-        this.results.epoch_lrs.push(this.optimizer.lrs[0]!);
+        this.results.epoch_lrs.push(this.state.optimizer.lrs[0]!);
         this.results.final_loss = lossMean;
         if (stopped) {
           stoppedByProfile = true;
@@ -492,9 +302,9 @@ export class Trainer {
         let isBest = false;
         if (metrics) {
           const v = metrics['metrics/mAP50-95'];
-          if (!this.best.validated || v > this.best.mAP50_95) {
+          if (!this.state.best.validated || v > this.state.best.mAP50_95) {
             isBest = true;
-            this.best = { mAP50_95: v, mAP50: metrics['metrics/mAP50'], epoch: epoch + 1, validated: true };
+            this.state.best = { mAP50_95: v, mAP50: metrics['metrics/mAP50'], epoch: epoch + 1, validated: true };
             this.badValidations = 0;
           } else this.badValidations++;
         }
@@ -512,48 +322,48 @@ export class Trainer {
         }
         const row: Record<string, CsvValue> = {
           epoch: epoch + 1,
-          time: Math.round(((performance.now() - this.startedAt) / 1000 + this.timeOffset) * 100) / 100,
+          time: Math.round(((performance.now() - this.startedAt) / 1000 + this.state.timeOffset) * 100) / 100,
           'train/loss': lossMean,
           validated: metrics !== null,
           is_best: isBest,
           current_metric: metrics ? metrics['metrics/mAP50-95'] : null,
           current_metric_name: metrics ? BEST_METRIC_KEY : null,
-          best_metric: this.best.validated ? this.best.mAP50_95 : null,
+          best_metric: this.state.best.validated ? this.state.best.mAP50_95 : null,
           best_metric_name: BEST_METRIC_KEY,
-          best_epoch: this.best.validated ? this.best.epoch : null,
+          best_epoch: this.state.best.validated ? this.state.best.epoch : null,
           // alphabetical, as the original's YOLOv9 columns (box, cls, dfl)
           ...Object.fromEntries(Object.keys(items).sort().map((k) => [`train/${k}_loss`, items[k]!])),
           ...(metrics ?? {}),
         };
-        this.optimizer.lrs.forEach((lr, k) => { row[`lr/group${k}`] = lr; });
-        await this.csv.append(row);
+        this.state.optimizer.lrs.forEach((lr, k) => { row[`lr/group${k}`] = lr; });
+        await this.state.csv.append(row);
         const secs = (performance.now() - t0) / 1000;
         this.log(`Epoch ${epoch + 1}/${cfg.epochs}: loss ${lossMean.toFixed(4)} (${Object.entries(items).map(([k, v]) => `${k} ${v.toFixed(4)}`).join(' ')}), ` +
           `${(stats.images / secs).toFixed(1)} img/s, ${secs.toFixed(1)}s` +
           (metrics ? `; mAP50 ${metrics['metrics/mAP50'].toFixed(4)} mAP50-95 ${metrics['metrics/mAP50-95'].toFixed(4)}${isBest ? ' (best)' : ''}` : ''));
         if (metrics && cfg.patience > 0 && this.badValidations >= cfg.patience) {
           // The original's line, except that it says "epochs" for what are validations.
-          this.log(`Early stopping triggered after ${epoch + 1} epochs (patience=${cfg.patience}, no improvement for ${this.badValidations} validations; best mAP50-95 ${this.best.mAP50_95.toFixed(4)} at epoch ${this.best.epoch})`);
+          this.log(`Early stopping triggered after ${epoch + 1} epochs (patience=${cfg.patience}, no improvement for ${this.badValidations} validations; best mAP50-95 ${this.state.best.mAP50_95.toFixed(4)} at epoch ${this.state.best.epoch})`);
           break;
         }
       }
     } finally {
-      await this.profiler?.close?.();
-      await this.runner?.close();
-      await this.data?.close();
+      await this.state.profiler?.close?.();
+      await this.state.runner?.close();
+      await this.state.data?.close();
     }
     const secs = (performance.now() - this.startedAt) / 1000;
     if (stoppedByProfile) {
       this.log(`Profile-only run (profile_then_stop=true): training stopped after the profile window in ${secs.toFixed(1)}s; the partial epoch was not validated or checkpointed`);
     }
-    this.results.best_mAP50 = this.best.mAP50;
-    this.results.best_mAP50_95 = this.best.mAP50_95;
-    this.results.best_epoch = this.best.epoch;
-    await writeJson(join(this.saveDir, 'summary.json'), {
+    this.results.best_mAP50 = this.state.best.mAP50;
+    this.results.best_mAP50_95 = this.state.best.mAP50_95;
+    this.results.best_epoch = this.state.best.epoch;
+    await writeJson(join(this.state.saveDir, 'summary.json'), {
       model: this.modelName, device: this.device.id, epochs: cfg.epochs, batch: cfg.batch, imgsz: cfg.imgsz,
-      accumulate: this.accumulate, amp: this.ampActive(cfg), amp_requested: cfg.amp, amp_skipped_steps: this.ampSkipped, seconds: Math.round(secs * 100) / 100,
+      accumulate: this.state.accumulate, amp: ampActive(cfg, this.device), amp_requested: cfg.amp, amp_skipped_steps: this.ampSkipped, seconds: Math.round(secs * 100) / 100,
       threads: cfg.threads ?? cpus().length,
-      ...(this.autoBatch ? { auto_batch: { batch: this.autoBatch.batch, points: this.autoBatch.points, total_mb: this.autoBatch.totalMb, fraction: this.autoBatch.fraction } } : {}),
+      ...(this.state.autoBatch ? { auto_batch: { batch: this.state.autoBatch.batch, points: this.state.autoBatch.points, total_mb: this.state.autoBatch.totalMb, fraction: this.state.autoBatch.fraction } } : {}),
       ...this.results,
     });
     return this.results;
