@@ -3,7 +3,8 @@
  * scale U(scale) about the origin, shear x/y tan(U(-shear, shear) deg), translation
  * U(-translate, translate) x the output side; the image is warped onto the output canvas (bilinear,
  * border 114, as cv2.warpAffine) and each box becomes the axis-aligned bound of its four warped
- * corners, clipped to the canvas. Nothing is filtered here: boxes that end up too small are dropped
+ * corners, clipped to the canvas (rings, when the sample has them, are warped too and give the
+ * boxes: `affineSegments`). Nothing is filtered here: boxes that end up too small are dropped
  * by the train transform, as the original does.
  */
 import { LibreYOLOError } from '../errors.ts';
@@ -97,8 +98,67 @@ export function affineBoxes(boxes: Float32Array, m: Affine, width: number, heigh
   return out;
 }
 
-/** The original's `random_affine`: a drawn matrix applied to the image (onto `size x size`) and its boxes. */
-export function randomAffine(item: { img: RgbImage; boxes: Float32Array }, size: number, hyp: AffineHyp, rand: Rand): { img: RgbImage; boxes: Float32Array } {
+/** Points per ring after resampling, as the original's `resample_segments`. */
+export const SEGMENT_POINTS = 1000;
+
+/**
+ * The closed ring (first vertex appended) resampled at `n` points evenly spaced in vertex index
+ * (linear interpolation between vertices, as `np.interp` over `linspace(0, K, n)`), so a warped ring
+ * can be clipped point by point without losing its shape.
+ */
+export function resampleRing(ring: Float32Array, n = SEGMENT_POINTS): Float32Array {
+  const k = ring.length / 2;
+  const out = new Float32Array(n * 2);
+  for (let j = 0; j < n; j++) {
+    const t = n > 1 ? (j * k) / (n - 1) : 0;
+    const i = Math.min(Math.floor(t), k - 1), w = t - i;
+    const a = i * 2, b = ((i + 1) % k) * 2;
+    out[j * 2] = ring[a]! + (ring[b]! - ring[a]!) * w;
+    out[j * 2 + 1] = ring[a + 1]! + (ring[b + 1]! - ring[a + 1]!) * w;
+  }
+  return out;
+}
+
+/**
+ * Segment rows through `m` (the original's segment path of its random perspective): each ring
+ * resampled to `SEGMENT_POINTS`, every point warped; the box becomes the extent of the warped points
+ * that lie on the canvas (`segment2box`; all zeros when none does, so the train transform drops it),
+ * and the ring is clipped to that box. Classes are kept.
+ */
+export function affineSegments(boxes: Float32Array, segs: readonly Float32Array[], m: Affine, width: number, height: number): { boxes: Float32Array; segs: Float32Array[] } {
+  const [a, b, c, d, e, f] = m;
+  const out = new Float32Array(boxes.length);
+  const rings = segs.map((ring, k) => {
+    const r = resampleRing(ring);
+    let minX = Infinity, minY = Infinity, maxX = -Infinity, maxY = -Infinity;
+    for (let i = 0; i < r.length; i += 2) {
+      const x = r[i]!, y = r[i + 1]!;
+      const px = a * x + b * y + c, py = d * x + e * y + f;
+      r[i] = px; r[i + 1] = py;
+      if (px >= 0 && py >= 0 && px <= width && py <= height) {
+        minX = Math.min(minX, px); maxX = Math.max(maxX, px);
+        minY = Math.min(minY, py); maxY = Math.max(maxY, py);
+      }
+    }
+    if (minX === Infinity) minX = minY = maxX = maxY = 0;
+    for (let i = 0; i < r.length; i += 2) {
+      r[i] = Math.min(Math.max(r[i]!, minX), maxX);
+      r[i + 1] = Math.min(Math.max(r[i + 1]!, minY), maxY);
+    }
+    out[k * 5] = boxes[k * 5]!;
+    out[k * 5 + 1] = minX; out[k * 5 + 2] = minY; out[k * 5 + 3] = maxX; out[k * 5 + 4] = maxY;
+    return r;
+  });
+  return { boxes: out, segs: rings };
+}
+
+/**
+ * The original's `random_affine`: a drawn matrix applied to the image (onto `size x size`) and its
+ * boxes; with rings (segment training), the boxes come from the warped rings (`affineSegments`).
+ */
+export function randomAffine(item: { img: RgbImage; boxes: Float32Array; segs?: Float32Array[] }, size: number, hyp: AffineHyp, rand: Rand): { img: RgbImage; boxes: Float32Array; segs?: Float32Array[] } {
   const m = drawAffine(rand, size, size, hyp);
-  return { img: warpAffine(item.img, m, size, size), boxes: affineBoxes(item.boxes, m, size, size) };
+  const img = warpAffine(item.img, m, size, size);
+  if (item.segs) return { img, ...affineSegments(item.boxes, item.segs, m, size, size) };
+  return { img, boxes: affineBoxes(item.boxes, m, size, size) };
 }

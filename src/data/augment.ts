@@ -12,7 +12,7 @@
 
 import type { RgbImage } from './rgb-image.ts';
 import { letterboxGeometry, letterboxInto, resizeBilinear, PAD_VALUE } from './letterbox.ts';
-import { randomAffine, type AffineHyp } from './affine.ts';
+import { affineSegments, randomAffine, type AffineHyp } from './affine.ts';
 import { resizePilBilinear } from './pil-resize.ts';
 import { augmentHsv, drawHsvGains, HSV_GAINS } from './hsv.ts';
 import { rasterizeTarget } from './masks/fill.ts';
@@ -178,7 +178,7 @@ export function mosaic4(items: readonly { img: RgbImage; boxes: Float32Array; se
 }
 
 /** The YOLOX mosaic: the mosaic canvas through the random affine onto s x s (boxes unfiltered, as the original). */
-export function mosaicAffine(items: readonly { img: RgbImage; boxes: Float32Array }[], size: number, affine: AffineHyp, rand: Rand): { img: RgbImage; boxes: Float32Array } {
+export function mosaicAffine(items: readonly { img: RgbImage; boxes: Float32Array; segs?: Segments }[], size: number, affine: AffineHyp, rand: Rand): { img: RgbImage; boxes: Float32Array; segs?: Segments } {
   return randomAffine(mosaicCanvas(items, size, rand), size, affine, rand);
 }
 
@@ -187,7 +187,7 @@ export function mosaicAffine(items: readonly { img: RgbImage; boxes: Float32Arra
  * resampling onto a same-size canvas filled with 114; boxes transformed, clipped, and dropped when a
  * side is <= 2 px.
  */
-export function scaleTranslate(img: RgbImage, boxes: Float32Array, k: number, tx: number, ty: number): { img: RgbImage; boxes: Float32Array } {
+export function scaleTranslate(img: RgbImage, boxes: Float32Array, k: number, tx: number, ty: number, segs?: Segments): { img: RgbImage; boxes: Float32Array; segs?: Segments } {
   const { width: w, height: h, data: src } = img;
   const out = filled(w, h);
   const cx = w / 2, cy = h / 2;
@@ -208,6 +208,11 @@ export function scaleTranslate(img: RgbImage, boxes: Float32Array, k: number, tx
         out.data[o + c] = Math.round(top * (1 - wy) + bot * wy);
       }
     }
+  }
+  // Rings (segment training) go the random affine's way: the same map as the pixels, boxes from the rings.
+  if (segs) {
+    const warped = affineSegments(boxes, segs, [k, 0, (1 - k) * cx + tx, 0, k, (1 - k) * cy + ty], w, h);
+    return { img: out, ...filterSamples(warped.boxes, warped.segs, 2) };
   }
   const nb = new Float32Array(boxes.length);
   for (let i = 0; i < boxes.length; i += 5) {
@@ -314,10 +319,10 @@ export function writeTargets(boxes: Float32Array, scale: number, targets: Float3
 }
 
 /** Random scale/translate step (when enabled in `hyp`) on a loaded item. Draws nothing when disabled. */
-export function maybeScaleTranslate(item: { img: RgbImage; boxes: Float32Array }, hyp: AugmentHyp, rand: Rand): { img: RgbImage; boxes: Float32Array } {
+export function maybeScaleTranslate(item: { img: RgbImage; boxes: Float32Array; segs?: Segments }, hyp: AugmentHyp, rand: Rand): { img: RgbImage; boxes: Float32Array; segs?: Segments } {
   if (hyp.scale <= 0 && hyp.translate <= 0) return item;
   const k = 1 - hyp.scale + rand() * 2 * hyp.scale;
   const tx = (rand() * 2 - 1) * hyp.translate * item.img.width;
   const ty = (rand() * 2 - 1) * hyp.translate * item.img.height;
-  return scaleTranslate(item.img, item.boxes, k, tx, ty);
+  return scaleTranslate(item.img, item.boxes, k, tx, ty, item.segs);
 }

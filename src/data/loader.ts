@@ -64,8 +64,9 @@ export interface LoaderOptions {
   /**
    * Segment training: also build mask targets `[B, maxLabels, imgsz / masks, imgsz / masks]` (the
    * downsample ratio, 4 for YOLOv9-seg) from the polygon rows; a box row becomes its rectangle.
-   * The rings follow the mosaic, flip and letterbox; mixup is skipped, as the original skips it
-   * when segments are present; the random affine, scale/translate and the strong ops are refused.
+   * The rings follow the mosaic, the random affine and scale/translate (resampled, warped, clipped;
+   * the boxes recomputed from them), flip and letterbox; mixup is skipped, as the original skips it
+   * when segments are present; the strong ops are refused.
    */
   masks?: number;
 }
@@ -347,9 +348,8 @@ export class DataLoader {
     const maskRatio = options.masks ?? 0;
     if (maskRatio) {
       if (!Number.isInteger(maskRatio) || maskRatio < 1 || imgsz % maskRatio !== 0) throw new LibreYOLOError('config_range_error', `masks must be a ratio dividing imgsz ${imgsz}, got ${maskRatio}`);
-      const unsupported = [hyp.affine ? 'the random affine (degrees, shear, mosaic_scale)' : '', hyp.scale > 0 || hyp.translate > 0 ? 'scale/translate' : '', this.strong ? 'the strong ops' : '']
-        .filter(Boolean);
-      if (unsupported.length) throw new LibreYOLOError('config_unsupported', `Segment training does not apply ${unsupported.join(', ')} to polygons: leave them off.`);
+      // The random affine and scale/translate warp the rings with the image (affine.ts); the strong ops do not.
+      if (this.strong) throw new LibreYOLOError('config_unsupported', 'Segment training does not apply the strong ops to polygons: leave them off.');
     }
     this.ctx = { paths: split.images, labels: split.labels, imgsz, maxLabels: this.maxLabels, hyp, cache: options.cache ?? false, maskRatio };
   }
