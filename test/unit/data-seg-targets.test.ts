@@ -10,6 +10,7 @@ import { describe, it } from 'node:test';
 import { fillRing } from '../../src/data/masks/fill.ts';
 import { loadDataset } from '../../src/data/dataset.ts';
 import { createLoader } from '../../src/data/loader.ts';
+import type { AugmentHyp } from '../../src/data/augment.ts';
 import { generateSynthDataset } from '../../src/data/synth.ts';
 import { tempDir } from '../helpers/temp.ts';
 
@@ -25,14 +26,20 @@ describe('segment mask targets', () => {
     assert.equal(tri.reduce((a, v) => a + v, 0), 28);
   });
 
-  for (const mosaic of [false, true]) {
-    it(`mask slot k lies on the shape of target row k in the batch image (mosaic ${mosaic ? 'on' : 'off'}, flips on)`, async () => {
+  const variants: { name: string; mosaic: boolean; hyp: Partial<AugmentHyp> }[] = [
+    { name: 'mosaic off', mosaic: false, hyp: {} },
+    { name: 'mosaic on', mosaic: true, hyp: {} },
+    { name: 'mosaic through the random affine', mosaic: true, hyp: { affine: { degrees: 25, translate: 0.1, scale: [0.8, 1.3], shear: 5 } } },
+    { name: 'mosaic off, scale/translate', mosaic: false, hyp: { scale: 0.3, translate: 0.15 } },
+  ];
+  for (const { name, mosaic, hyp } of variants) {
+    it(`mask slot k lies on the shape of target row k in the batch image (${name}, flips on)`, async () => {
       const out = tempDir();
       // The mosaic halves every object: a larger input keeps interiors of a few cells at a quarter.
       const s = mosaic ? 256 : 128, m = s / 4, M = 20;
       const r = await generateSynthDataset({ out: join(out, 'seg'), train: 6, val: 1, imgsz: s, task: 'segment', seed: 5, sizeRange: [0.25, 0.45] });
       const split = await loadDataset(r.yaml, 'train');
-      const loader = createLoader(split, { imgsz: s, batch: 3, workers: 0, seed: 1, maxLabels: M, masks: 4, mosaic, hyp: { hsvProb: 0, flipProb: 0.5 } });
+      const loader = createLoader(split, { imgsz: s, batch: 3, workers: 0, seed: 1, maxLabels: M, masks: 4, mosaic, hyp: { hsvProb: 0, flipProb: 0.5, ...hyp } });
       let checked = 0;
       try {
         for (let epoch = 0; epoch < 2; epoch++) {
@@ -71,9 +78,11 @@ describe('segment mask targets', () => {
     });
   }
 
-  it('refuses the transforms it does not apply to polygons', () => {
+  it('refuses the strong ops, which it does not apply to polygons; takes the random affine and scale/translate', () => {
     const split = { images: ['a.png'], labels: [{ rows: new Float32Array(0), n: 0 }] };
-    assert.throws(() => createLoader(split, { imgsz: 64, batch: 1, masks: 4, hyp: { scale: 0.5 } }), /Segment training does not apply scale\/translate to polygons/);
+    assert.throws(() => createLoader(split, { imgsz: 64, batch: 1, masks: 4, strong: true }), /Segment training does not apply the strong ops to polygons: leave them off/);
+    const affine = { degrees: 10, translate: 0.1, scale: [0.5, 1.5] as const, shear: 2 };
+    assert.doesNotThrow(() => createLoader(split, { imgsz: 64, batch: 1, masks: 4, hyp: { scale: 0.5, translate: 0.1, affine } }));
     assert.throws(() => createLoader(split, { imgsz: 64, batch: 1, masks: 3 }), /masks must be a ratio dividing imgsz 64, got 3/);
   });
 });
