@@ -152,6 +152,20 @@ describe('parity with the original RF-DETR-seg n', () => {
     }
   });
 
+  it('quantize fp16 keeps the segment outputs: each detection carries its mask, most of the float32 detections stay', async () => {
+    const full = await model.predictOne(PHOTO, { conf: manifest.conf });
+    const half = await LibreYOLO(path, { progress: false, threads: 2 });
+    try {
+      await half.quantize({ recipe: 'fp16' });
+      const r = await half.predictOne(PHOTO, { conf: manifest.conf });
+      assert.ok(r.masks && r.masks.length === r.length, `${r.length} detections, ${r.masks?.length} masks`);
+      assert.deepEqual(r.masks.shape.slice(1), full.masks!.shape.slice(1), 'masks at the photo size');
+      assert.ok(r.length >= 0.75 * full.length, `fp16 keeps ${r.length} of the ${full.length} float32 detections`);
+    } finally {
+      await half.close();
+    }
+  });
+
   it('a seg checkpoint whose mask head has the wrong shape is refused naming the key; detection asked of seg weights fails on their unexpected keys, or on the checkpoint task', async () => {
     const bad = new Map(merged.stateDict);
     bad.set('segmentation_head.blocks.1.dwconv.weight', { dtype: 'float32', dims: [256, 1, 5, 5], data: new Float32Array(256 * 25) });
