@@ -71,3 +71,15 @@ it('val on a segment model reports mask and box metrics under the original keys;
   assert.doesNotMatch(train.stderr, /not implemented/);
   assert.match(train.stderr, /missing\.yaml/);
 });
+
+it('profile infer on a segment model writes the four files, and what it profiled is the segment graph (3 Upsample nodes: the detector\'s 2 and the prototype branch\'s)', async () => {
+  const project = join(cwd, 'runs/profile/seg');
+  const r = await runCli(['profile', 'infer', '--device', 'cpu', '--weights', fixture('yolo9t_seg_ref.pt'), '--imgsz', '320', '--warmup', '1', '--runs', '2', '--project', project], cwd);
+  assert.equal(r.code, 0, r.stderr);
+  const { readFile, readdir } = await import('node:fs/promises');
+  const run = join(project, 'infer');
+  assert.deepEqual((await readdir(run)).sort(), ['profile.json', 'profile_summary.json', 'profile_trace.json', 'timeline.html']);
+  const profile = JSON.parse(await readFile(join(run, 'profile.json'), 'utf8')) as { model: string; kernels: Array<{ kernel: string; count_per_step: number }> };
+  assert.match(profile.model, /yolo9t_seg_ref\.pt$/);
+  assert.equal(profile.kernels.find((k) => k.kernel === 'Upsample')?.count_per_step, 3);
+});
