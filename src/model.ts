@@ -265,12 +265,7 @@ export class LibreYOLOModel {
 
   /** Validates everything before loading any image, then yields results as they complete. */
   private async *streamResults(source: ImageSource | ImageSource[], options: PredictOptions, onKind?: SourceKindCheck, validation = false): AsyncGenerator<Results> {
-    this.ensureOpen();
-    const opts = resolvePredictOptions(options as Record<string, unknown>, { names: this.names, imgszStride: familyImgszStride(this.family, this.size, this.task) }, this.warn);
-    if (opts.save) checkSaveFolder(opts.outputPath, opts.projectDir, 'detect');
-    if (opts.cudaGraph !== 'off') this.requireGraphSupport();
-    if (opts.device !== undefined) await this.to(opts.device);
-    this.checkTaskGates(opts);
+    const opts = await this.openRun(options);
     if (opts.cudaGraph !== 'off') {
       const reason = captureUnavailableReason(this.device);
       if (reason !== null) throw unavailableError(this.device, reason);
@@ -294,6 +289,17 @@ export class LibreYOLOModel {
     yield* runPredict(this.context(opts.cudaGraph, validation), items, opts, isBatch);
   }
 
+  /** What every predict run checks first: the model open, its options resolved, the save folder, graph support, the device, the task's gates. */
+  private async openRun(options: PredictOptions): Promise<ResolvedPredictOptions> {
+    this.ensureOpen();
+    const opts = resolvePredictOptions(options as Record<string, unknown>, { names: this.names, imgszStride: familyImgszStride(this.family, this.size, this.task) }, this.warn);
+    if (opts.save) checkSaveFolder(opts.outputPath, opts.projectDir, 'detect');
+    if (opts.cudaGraph !== 'off') this.requireGraphSupport();
+    if (opts.device !== undefined) await this.to(opts.device);
+    this.checkTaskGates(opts);
+    return opts;
+  }
+
   private videoRun(video: string, opts: ResolvedPredictOptions, collecting: boolean): VideoRun {
     return new VideoRun((r) => videoSourceResults(r, this.context(opts.cudaGraph), video, opts, {
       mode: 'predict', tracker: null, save: opts.save, outputPath: opts.outputPath, warn: this.warn,
@@ -313,12 +319,7 @@ export class LibreYOLOModel {
   predictVideo(source: string | URL, options: PredictOptions = {}): VideoRun {
     const video = String(source instanceof URL ? source.href : source);
     return new VideoRun(async function* (this: LibreYOLOModel, run: VideoRun) {
-      this.ensureOpen();
-      const opts = resolvePredictOptions(options as Record<string, unknown>, { names: this.names, imgszStride: familyImgszStride(this.family, this.size, this.task) }, this.warn);
-      if (opts.save) checkSaveFolder(opts.outputPath, opts.projectDir, 'detect');
-      if (opts.cudaGraph !== 'off') this.requireGraphSupport();
-      if (opts.device !== undefined) await this.to(opts.device);
-      this.checkTaskGates(opts);
+      const opts = await this.openRun(options);
       const inner = this.videoRun(video, opts, false);
       try {
         for await (const r of inner) {
