@@ -16,6 +16,7 @@ import { GraphBuilder } from '../graph/builder.ts';
 import type { Graph } from '../graph/ir.ts';
 import { appendGradients } from '../graph/autodiff/autodiff.ts';
 import { probeShapes } from '../graph/autodiff/shapes.ts';
+import { recomputeCheapValues } from '../graph/autodiff/recompute.ts';
 import { lowerComposites } from '../graph/passes/lower-composites.ts';
 import { zeros, type HostTensor } from '../graph/tensor.ts';
 import { trainingHooks, type DetectionNetwork, type ModelFamily, type TrainShape } from '../models/registry.ts';
@@ -37,6 +38,13 @@ export interface TrainGraphConfig {
    * outputs are scaled by it; see amp.ts).
    */
   amp?: boolean;
+  /**
+   * Recompute cheap forward values (BatchNorm outputs, sigmoids, SiLU outputs, their concatenations)
+   * in the backward pass instead of keeping them from the forward (default true; bit-identical
+   * results, about 40% of the per-image memory; see graph/autodiff/recompute.ts). False keeps every
+   * forward value the backward reads, as before: the comparison for tests and benchmarks.
+   */
+  recomputeCheap?: boolean;
 }
 
 export interface TrainGraph {
@@ -161,6 +169,7 @@ export async function buildTrainGraph(family: ModelFamily, network: DetectionNet
   const grads = appendGradients(b.graph, { loss: seed, wrt: parameters, shapes });
   for (const key of parameters) b.output(`grad.${key}`, grads.get(key)!, 'float32', shapes.get(key)!.dims);
   lowerComposites(b.graph);
+  if (cfg.recomputeCheap !== false) recomputeCheapValues(b.graph, shapes);
   if (cfg.amp) autocastTrainGraph(b.graph);
   return {
     graph: b.graph, parameters, buffers, runningStats,

@@ -21,6 +21,8 @@ export interface StepRunnerOptions {
   preciseStats?: boolean;
   /** Mixed precision with loss scaling (GPU providers). */
   amp?: boolean;
+  /** Recompute cheap forward values in the backward (default true; TrainStepOptions.recomputeCheap). */
+  recomputeCheap?: boolean;
   /** ORT profile file prefix: sessions are created profiled (`<prefix>_b<batch>`). */
   profileFilePrefix?: string;
   /** Seed of the family's host draws (TrainStepOptions.seed). */

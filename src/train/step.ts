@@ -33,6 +33,8 @@ export interface TrainStepOptions {
   preciseStats?: boolean;
   /** Mixed precision with dynamic loss scaling (amp.ts); the trainer enables it on GPU providers only. */
   amp?: boolean;
+  /** Recompute cheap forward values in the backward (TrainGraphConfig.recomputeCheap; default true). */
+  recomputeCheap?: boolean;
   /** ORT profile file prefix: profile this step's session. */
   profileFilePrefix?: string;
   /** Seed of the generator behind the family's host draws (`HostAssigner.draws`); default 0. */
@@ -60,7 +62,7 @@ export class TrainStep {
 
   static async create(family: ModelFamily, network: DetectionNetwork, options: TrainStepOptions): Promise<TrainStep> {
     const [height, width] = options.imgsz;
-    const graph = await buildTrainGraph(family, network, { batch: options.batch, height, width, maxTargets: options.maxTargets, preciseStats: options.preciseStats !== false, amp: options.amp === true });
+    const graph = await buildTrainGraph(family, network, { batch: options.batch, height, width, maxTargets: options.maxTargets, preciseStats: options.preciseStats !== false, amp: options.amp === true, recomputeCheap: options.recomputeCheap !== false });
     const host = new WorkerHost();
     try {
       const sessionOptions = {

@@ -53,7 +53,8 @@ export function appendGradients(graph: Graph, opts: GradientOptions): Map<string
     const list = pending.get(v);
     if (!list?.length) return null;
     if (list.length === 1) return list[0]!;
-    const summed = b.op('Sum', list);
+    // In the backward scope, so profiles and the saved-activation accounting see it as backward.
+    const summed = b.scope('backward', () => b.op('Sum', list));
     pending.set(v, [summed]);
     return summed;
   };

@@ -1,0 +1,88 @@
+/**
+ * One training-step configuration in its own process (bench/train-step.ts and the step-memory test
+ * run it as a child, so each peak RSS is that configuration's alone): a fresh yolo9 network, its
+ * train step session, `warmup + steps` steps of forward + loss + backward plus the host SGD update,
+ * then one JSON line: the median step time, the process's peak RSS and the RSS after the session
+ * was created (before any step).
+ *
+ *   node --import tsx bench/train-step-child.ts --size t --batch 2 --imgsz 320 [--steps 1] [--warmup 1] [--threads N] [--keep-activations]
+ */
+import { cpus } from 'node:os';
+import { performance } from 'node:perf_hooks';
+import { parseArgs } from 'node:util';
+import { yolo9Family } from '../src/models/yolo9/family.ts';
+import { seededRandom } from '../src/models/yolo9/init.ts';
+import { parseDevice } from '../src/runtime/device.ts';
+import { Optimizer } from '../src/train/optimizer.ts';
+import { openStepRunner } from '../src/train/runner.ts';
+import { applyRunningStats } from '../src/graph/state-dict.ts';
+import type { TrainBatch } from '../src/data/train-batch.ts';
+
+const { values } = parseArgs({
+  options: {
+    size: { type: 'string', default: 't' },
+    batch: { type: 'string', default: '1' },
+    imgsz: { type: 'string', default: '320' },
+    steps: { type: 'string', default: '1' },
+    warmup: { type: 'string', default: '1' },
+    threads: { type: 'string', default: String(cpus().length) },
+    // The graph as before recompute.ts: every forward value the backward reads is kept.
+    'keep-activations': { type: 'boolean', default: false },
+  },
+});
+const batch = Number(values.batch);
+const imgsz = Number(values.imgsz);
+const steps = Number(values.steps);
+const warmup = Number(values.warmup);
+const maxTargets = 100;
+
+/** A reproducible batch: noise images with 1-6 boxes each. */
+export function makeBatch(seed: number, n: number, size: number): TrainBatch {
+  const rand = seededRandom(seed);
+  const images = new Float32Array(n * 3 * size * size).map(() => rand());
+  const targets = new Float32Array(n * maxTargets * 5);
+  for (let i = 0; i < n * maxTargets; i++) targets[i * 5] = -1;
+  for (let b = 0; b < n; b++) {
+    const count = 1 + Math.floor(rand() * 6);
+    for (let k = 0; k < count; k++) {
+      const w = 0.05 + rand() * 0.4;
+      const h = 0.05 + rand() * 0.4;
+      const x1 = rand() * (1 - w);
+      const y1 = rand() * (1 - h);
+      targets.set([Math.floor(rand() * 80), x1, y1, x1 + w, y1 + h], (b * maxTargets + k) * 5);
+    }
+  }
+  return {
+    images: { dtype: 'float32', dims: [n, 3, size, size], data: images },
+    targets: { dtype: 'float32', dims: [n, maxTargets, 5], data: targets },
+  };
+}
+
+const network = yolo9Family.create({ size: values.size!, nc: 80 });
+const runner = await openStepRunner(yolo9Family, network, { device: parseDevice('cpu'), threads: Number(values.threads), imgsz: [imgsz, imgsz], maxTargets, recomputeCheap: values['keep-activations'] !== true });
+const optimizer = Optimizer.create(network.namedTensors(), { lr0: 0.01 });
+const batches = [makeBatch(1, batch, imgsz), makeBatch(2, batch, imgsz)];
+await runner.prepare(batch);
+const sessionRssMb = process.memoryUsage().rss / 2 ** 20;
+const times: number[] = [];
+let finite = true;
+try {
+  for (let k = 0; k < warmup + steps; k++) {
+    const t0 = performance.now();
+    const r = await runner.run(batches[k % 2]!);
+    finite &&= Number.isFinite(r.loss.total);
+    applyRunningStats(network, r.runningStats);
+    optimizer.step(r.gradients);
+    if (k >= warmup) times.push(performance.now() - t0);
+  }
+} finally {
+  await runner.close();
+}
+times.sort((a, b) => a - b);
+process.stdout.write(`${JSON.stringify({
+  size: values.size, batch, imgsz,
+  stepMs: times.length ? times[times.length >> 1] : null,
+  peakRssMb: process.resourceUsage().maxRSS / 1024,
+  sessionRssMb,
+  finite,
+})}\n`);
