@@ -19,6 +19,13 @@ export interface SessionConfig {
   profileFilePrefix?: string;
   /** ORT log level for this session (kernel probes are quiet: 3 = errors only). */
   logSeverityLevel?: 0 | 1 | 2 | 3 | 4;
+  /**
+   * ORT's memory pattern (default on): after the first run it allocates the planned layout of every
+   * intermediate as one block. A training step turns it off: that block comes on top of the arena
+   * the first run filled, which the arena keeps, so each extra image costs its activations twice
+   * (yolo9t 320: 188 vs 93 MiB per image, docs/training-performance.md).
+   */
+  memPattern?: boolean;
   /** Session config entries (`ep.webgpuexecutionprovider.enableGraphCapture` -> `1`). */
   configEntries?: Record<string, string>;
 }

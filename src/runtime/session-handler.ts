@@ -63,6 +63,7 @@ export function sessionHandler(ort: OrtBinding): SessionHandler {
           extra: withConfigEntries({ session: { intra_op: { allow_spinning: config.allowSpinning ? '1' : '0' } } }, config.configEntries),
           ...(config.profileFilePrefix ? { enableProfiling: true, profileFilePrefix: config.profileFilePrefix } : {}),
           ...(config.logSeverityLevel === undefined ? {} : { logSeverityLevel: config.logSeverityLevel }),
+          ...(config.memPattern === false ? { enableMemPattern: false } : {}),
         };
         const startEpochMs = performance.timeOrigin + performance.now();
         const session = await ort.InferenceSession.create(msg.model, options);

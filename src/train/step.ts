@@ -69,6 +69,8 @@ export class TrainStep {
         executionProviders: executionProviders(options.device),
         intraOpNumThreads: options.threads ?? Math.max(1, cpus().length),
         graphOptimizationLevel: 'all' as const,
+        // The memory pattern's one block per run would come on top of the arena the first run filled.
+        memPattern: false,
         ...(options.profileFilePrefix ? { profileFilePrefix: options.profileFilePrefix } : {}),
       };
       const key = `${options.device.id}|${options.batch}x${height}x${width}`;
