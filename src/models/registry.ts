@@ -283,14 +283,9 @@ export interface TrainingHooks {
   onSetup?(network: DetectionNetwork): void;
   /**
    * The family's own optimizer parameter groups over the trainable keys (state_dict order), given
-   * the run's weight decay and lr0; absent: the core's g0 (BN weights) / g1 (weights) / g2 (biases).
+   * the run's weight decay; absent: the core's g0 (BN weights) / g1 (weights) / g2 (biases).
    */
-  paramGroups?(trainable: string[], cfg: { weightDecay: number; lr0: number }): Array<{ name: string; keys: string[]; weightDecay: number; lrMult: number }>;
-  /**
-   * The first step of a run takes lr(0) x each group's multiplier too (RF-DETR's trainer scales
-   * every LR it sets); default false: the first step takes the plain lr(0) in every group.
-   */
-  scaleFirstStep?: boolean;
+  paramGroups?(trainable: string[], cfg: { weightDecay: number }): Array<{ name: string; keys: string[]; weightDecay: number; lrMult: number }>;
   /** The family's own learning-rate schedule (per optimizer step); absent: the core's `scheduler`. */
   schedule?(cfg: ScheduleInputs): { lr(step: number): number };
   /**

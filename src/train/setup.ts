@@ -96,7 +96,7 @@ export async function setupTraining(s: TrainState, run: TrainSetup): Promise<voi
   });
   const batchesPerEpoch = s.data!.batchesPerEpoch;
   const stepsPerEpoch = Math.ceil(batchesPerEpoch / s.accumulate);
-  const layout = hooks.paramGroups ? (keys: string[]) => hooks.paramGroups!(keys, { weightDecay: cfg.weight_decay, lr0: cfg.lr0 }) : undefined;
+  const layout = hooks.paramGroups ? (keys: string[]) => hooks.paramGroups!(keys, { weightDecay: cfg.weight_decay }) : undefined;
   s.optimizer = Optimizer.create(named(), { optimizer: cfg.optimizer, lr0: cfg.lr0, momentum: cfg.momentum, weightDecay: cfg.weight_decay, nesterov: cfg.nesterov }, layout);
   const sched = {
     lr0: cfg.lr0, epochs: cfg.epochs, stepsPerEpoch,
@@ -119,9 +119,9 @@ export async function setupTraining(s: TrainState, run: TrainSetup): Promise<voi
   }
   s.globalStep = s.startEpoch * stepsPerEpoch;
   // As the original's _initialize_scheduler_lr: the first step of a run (or of a resumed run) takes
-  // the schedule's LR in every group, without the group multipliers (D-FINE's backbone x0.5 too)
-  // unless the family's trainer scales it (RF-DETR); every later step gets lr(k) x multiplier.
-  s.optimizer.setLr(s.schedule.lr(s.globalStep), { multipliers: hooks.scaleFirstStep ?? false });
+  // the schedule's LR in every group, without the group multipliers (D-FINE's backbone x0.5 too);
+  // every later step gets lr(k) x multiplier.
+  s.optimizer.setLr(s.schedule.lr(s.globalStep), { multipliers: false });
   s.csv = new ResultsCsv(join(s.saveDir, 'results.csv'));
   if (resume && existsSync(s.csv.path)) {
     s.csv.load(readFileSync(s.csv.path, 'utf8'));

@@ -7,7 +7,7 @@
  */
 import type { GraphBuilder } from '../../graph/builder.ts';
 import { LayerNorm, Linear, ModuleList } from '../../graph/layers.ts';
-import { Module, type Parameter } from '../../graph/module.ts';
+import { Module } from '../../graph/module.ts';
 import { asFloat32 } from '../../graph/tensor.ts';
 import { concat, conv2d, erfGelu, float32, int64, matmul, reshape, slice, transpose } from '../../graph/nn.ts';
 import { biasGelu, packedSelfAttention, skipLayerNorm } from '../../graph/contrib.ts';
@@ -90,19 +90,6 @@ class Embeddings extends Module {
   }
 }
 
-/** LayerScale: a per-channel multiplier `lambda1`, its own module so the key order is the original's (after the attention, after the MLP). */
-class LayerScale extends Module {
-  readonly lambda: Parameter;
-  constructor(d: number) {
-    super();
-    this.lambda = this.addParameter('lambda1', [d]);
-  }
-
-  value(b: GraphBuilder): string {
-    return this.use(b, 'lambda1');
-  }
-}
-
 class ViTLayer extends Module {
   readonly norm1: LayerNorm;
   readonly query: Linear;
@@ -112,8 +99,6 @@ class ViTLayer extends Module {
   readonly norm2: LayerNorm;
   readonly fc1: Linear;
   readonly fc2: Linear;
-  readonly layerScale1: LayerScale;
-  readonly layerScale2: LayerScale;
   /** `windows`: windows per image (nw^2); a global layer joins them. */
   constructor(readonly global: boolean, readonly windows: number) {
     super();
@@ -123,11 +108,11 @@ class ViTLayer extends Module {
     this.key = this.addModule('attention.attention.key', new Linear(d, d));
     this.value = this.addModule('attention.attention.value', new Linear(d, d));
     this.dense = this.addModule('attention.output.dense', new Linear(d, d));
-    this.layerScale1 = this.addModule('layer_scale1', new LayerScale(d));
+    this.addParameter('layer_scale1.lambda1', [d]);
     this.norm2 = this.addModule('norm2', new LayerNorm(d, C.vitEps));
     this.fc1 = this.addModule('mlp.fc1', new Linear(d, C.vitMlp));
     this.fc2 = this.addModule('mlp.fc2', new Linear(C.vitMlp, d));
-    this.layerScale2 = this.addModule('layer_scale2', new LayerScale(d));
+    this.addParameter('layer_scale2.lambda1', [d]);
   }
 
   /** h `[B*nw^2, T, C]`; a global layer attends over `[B, nw^2 T, C]` (the windows of an image joined). */
@@ -142,9 +127,9 @@ class ViTLayer extends Module {
       return this.dense.emit(b, dotProductAttention(b, q, k, v, { heads: C.vitHeads, headDim: d / C.vitHeads, scaleOn: 'scores' }));
     });
     if (this.global) a = reshape(b, a, [-1, tokensPerWindow, d]);
-    const h1 = b.op('Add', [h, b.op('Mul', [a, this.layerScale1.value(b)], {}, { name: 'layer_scale1' })]);
+    const h1 = b.op('Add', [h, b.op('Mul', [a, this.use(b, 'layer_scale1.lambda1')], {}, { name: 'layer_scale1' })]);
     const m = b.scope('mlp', () => this.fc2.emit(b, b.scope('act', () => erfGelu(b, this.fc1.emit(b, this.norm2.emit(b, h1))))));
-    return b.op('Add', [h1, b.op('Mul', [m, this.layerScale2.value(b)], {}, { name: 'layer_scale2' })]);
+    return b.op('Add', [h1, b.op('Mul', [m, this.use(b, 'layer_scale2.lambda1')], {}, { name: 'layer_scale2' })]);
   }
 
   /**
@@ -156,10 +141,10 @@ class ViTLayer extends Module {
   forwardFused(b: GraphBuilder, h: string, ln1: string, tokensPerWindow: number, next: LayerNorm): { h: string; normed: string } {
     const d = C.vitDim;
     // Folded on the host (this graph is for inference): a half-precision session could not fold the Muls itself.
-    const scaled = (lin: Linear, scale: LayerScale): { weight: string; bias: string } => {
+    const scaled = (lin: Linear, lambda: string): { weight: string; bias: string } => {
       const w = asFloat32(lin.weightTensor());
       const bias = asFloat32(lin.biasTensor()!);
-      const l = asFloat32(scale.lambda.value);
+      const l = asFloat32(this.ownTensor(lambda).value);
       const [out, inp] = [lin.outFeatures, lin.inFeatures];
       const wt = new Float32Array(inp * out);
       for (let o = 0; o < out; o++) for (let k = 0; k < inp; k++) wt[k * out + o] = Math.fround(w[o * inp + k]! * l[o]!);
@@ -176,13 +161,13 @@ class ViTLayer extends Module {
       return packedSelfAttention(b, x, w, bias, C.vitHeads);
     });
     if (this.global) a = reshape(b, a, [-1, tokensPerWindow, d]);
-    const dense = scaled(this.dense, this.layerScale1);
+    const dense = scaled(this.dense, 'layer_scale1.lambda1');
     const n2 = this.norm2.tensors(b);
     const first = skipLayerNorm(b, matmul(b, a, dense.weight), h, n2.weight, n2.bias, dense.bias, C.vitEps);
     const m = b.scope('mlp', () => {
       const fc1 = this.fc1.tensors(b);
       const act = biasGelu(b, matmul(b, first.normed, transpose(b, fc1.weight, [1, 0])), fc1.bias!);
-      const fc2 = scaled(this.fc2, this.layerScale2);
+      const fc2 = scaled(this.fc2, 'layer_scale2.lambda1');
       return { out: matmul(b, act, fc2.weight), bias: fc2.bias };
     });
     const nn = next.tensors(b);

@@ -50,9 +50,8 @@ class C2f extends Module {
     super();
     const hidden = cout / 2;
     this.cv1 = this.addModule('cv1', new ConvX(cin, 2 * hidden, 1));
-    // Registered before m, as the original's C2f: the state_dict (and optimizer) order follows.
-    this.cv2 = this.addModule('cv2', new ConvX((2 + n) * hidden, cout, 1));
     this.m = this.addModule('m', new ModuleList(Array.from({ length: n }, () => new Bottleneck(hidden))));
+    this.cv2 = this.addModule('cv2', new ConvX((2 + n) * hidden, cout, 1));
   }
   forward(b: GraphBuilder, x: string): string {
     const hidden = this.cv1.cout / 2;
