@@ -111,8 +111,10 @@ describe('RF-DETR family through LibreYOLO()', () => {
       const scoreTol = swapped.length ? 1e-2 : tol.pred_logits! / 4;
       assert.ok(box <= boxTol, `box error ${box} px (${swapped.length} near-tie swaps)`);
       assert.ok(score <= scoreTol, `score error ${score} (${swapped.length} near-tie swaps)`);
+      // Which near-tied pair trades places depends on the CPU's GEMM kernels, for the plain graph too
+      // (this AMD EPYC machine swaps two slots at 2x3x320x256 that earlier machines kept): nearTieSlots has
+      // refused any swap whose reference scores are not within the fixture's tolerance.
       assert.ok(swapped.length <= 2, `${swapped.length} proposal slots moved`);
-      if (!fused) assert.equal(swapped.length, 0, 'the plain graph keeps the reference proposal order');
     });
   }
 
