@@ -11,12 +11,11 @@ import { cpus } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { yolo9Family } from '../src/models/yolo9/family.ts';
-import { seededRandom } from '../src/models/yolo9/init.ts';
 import { parseDevice } from '../src/runtime/device.ts';
 import { Optimizer } from '../src/train/optimizer.ts';
 import { openStepRunner } from '../src/train/runner.ts';
 import { applyRunningStats } from '../src/graph/state-dict.ts';
-import type { TrainBatch } from '../src/data/train-batch.ts';
+import { noiseTrainBatch } from './noise-batch.ts';
 
 const { values } = parseArgs({
   options: {
@@ -36,32 +35,11 @@ const steps = Number(values.steps);
 const warmup = Number(values.warmup);
 const maxTargets = 100;
 
-/** A reproducible batch: noise images with 1-6 boxes each. */
-export function makeBatch(seed: number, n: number, size: number): TrainBatch {
-  const rand = seededRandom(seed);
-  const images = new Float32Array(n * 3 * size * size).map(() => rand());
-  const targets = new Float32Array(n * maxTargets * 5);
-  for (let i = 0; i < n * maxTargets; i++) targets[i * 5] = -1;
-  for (let b = 0; b < n; b++) {
-    const count = 1 + Math.floor(rand() * 6);
-    for (let k = 0; k < count; k++) {
-      const w = 0.05 + rand() * 0.4;
-      const h = 0.05 + rand() * 0.4;
-      const x1 = rand() * (1 - w);
-      const y1 = rand() * (1 - h);
-      targets.set([Math.floor(rand() * 80), x1, y1, x1 + w, y1 + h], (b * maxTargets + k) * 5);
-    }
-  }
-  return {
-    images: { dtype: 'float32', dims: [n, 3, size, size], data: images },
-    targets: { dtype: 'float32', dims: [n, maxTargets, 5], data: targets },
-  };
-}
 
 const network = yolo9Family.create({ size: values.size!, nc: 80 });
 const runner = await openStepRunner(yolo9Family, network, { device: parseDevice('cpu'), threads: Number(values.threads), imgsz: [imgsz, imgsz], maxTargets, recomputeCheap: values['keep-activations'] !== true });
 const optimizer = Optimizer.create(network.namedTensors(), { lr0: 0.01 });
-const batches = [makeBatch(1, batch, imgsz), makeBatch(2, batch, imgsz)];
+const batches = [noiseTrainBatch(1, batch, imgsz, maxTargets), noiseTrainBatch(2, batch, imgsz, maxTargets)];
 await runner.prepare(batch);
 const sessionRssMb = process.memoryUsage().rss / 2 ** 20;
 const times: number[] = [];

@@ -15,12 +15,11 @@ import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { yolo9Family } from '../src/models/yolo9/family.ts';
 import type { Yolo9Network } from '../src/models/yolo9/network.ts';
-import { seededRandom } from '../src/models/yolo9/init.ts';
 import { parseDevice } from '../src/runtime/device.ts';
 import { Optimizer } from '../src/train/optimizer.ts';
 import { openStepRunner } from '../src/train/runner.ts';
 import { applyRunningStats } from '../src/graph/state-dict.ts';
-import type { TrainBatch } from '../src/data/train-batch.ts';
+import { noiseTrainBatch } from './noise-batch.ts';
 
 const QUOTED_TORCH_IMG_PER_S = 7.8;
 
@@ -47,33 +46,12 @@ const median = (xs: number[]): number => {
   return s.length % 2 ? s[(s.length - 1) >> 1]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
 };
 
-/** A reproducible batch: noise images with 1-6 boxes each. */
-function makeBatch(seed: number): TrainBatch {
-  const rand = seededRandom(seed);
-  const images = new Float32Array(batch * 3 * imgsz * imgsz).map(() => rand());
-  const targets = new Float32Array(batch * maxTargets * 5);
-  for (let i = 0; i < batch * maxTargets; i++) targets[i * 5] = -1;
-  for (let b = 0; b < batch; b++) {
-    const n = 1 + Math.floor(rand() * 6);
-    for (let k = 0; k < n; k++) {
-      const w = 0.05 + rand() * 0.4;
-      const h = 0.05 + rand() * 0.4;
-      const x1 = rand() * (1 - w);
-      const y1 = rand() * (1 - h);
-      targets.set([Math.floor(rand() * 80), x1, y1, x1 + w, y1 + h], (b * maxTargets + k) * 5);
-    }
-  }
-  return {
-    images: { dtype: 'float32', dims: [batch, 3, imgsz, imgsz], data: images },
-    targets: { dtype: 'float32', dims: [batch, maxTargets, 5], data: targets },
-  };
-}
 
 const network = yolo9Family.create({ size: 't', nc: 80 }) as Yolo9Network;
 const preciseStats = values['float32-stats'] !== true;
 const runner = await openStepRunner(yolo9Family, network, { device: parseDevice(values.device), threads, imgsz: [imgsz, imgsz], maxTargets, preciseStats });
 const optimizer = Optimizer.create(network.namedTensors(), { lr0: 0.01 });
-const batches = [makeBatch(1), makeBatch(2)];
+const batches = [noiseTrainBatch(1, batch, imgsz, maxTargets), noiseTrainBatch(2, batch, imgsz, maxTargets)];
 
 const times: number[] = [];
 let finite = true;
