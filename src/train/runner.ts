@@ -23,6 +23,8 @@ export interface StepRunnerOptions {
   amp?: boolean;
   /** Recompute cheap forward values in the backward (default true; TrainStepOptions.recomputeCheap). */
   recomputeCheap?: boolean;
+  /** ORT's memory pattern (default off; TrainStepOptions.memPattern). */
+  memPattern?: boolean;
   /** ORT profile file prefix: sessions are created profiled (`<prefix>_b<batch>`). */
   profileFilePrefix?: string;
   /** Seed of the family's host draws (TrainStepOptions.seed). */

@@ -35,6 +35,12 @@ export interface TrainStepOptions {
   amp?: boolean;
   /** Recompute cheap forward values in the backward (TrainGraphConfig.recomputeCheap; default true). */
   recomputeCheap?: boolean;
+  /**
+   * ORT's memory pattern (default false): after the first run it allocates all intermediates as one
+   * block on top of the arena that run filled, paying each image's activations twice. True only to
+   * measure the old behaviour (bench/train-step-child.ts --old-graph).
+   */
+  memPattern?: boolean;
   /** ORT profile file prefix: profile this step's session. */
   profileFilePrefix?: string;
   /** Seed of the generator behind the family's host draws (`HostAssigner.draws`); default 0. */
@@ -69,8 +75,7 @@ export class TrainStep {
         executionProviders: executionProviders(options.device),
         intraOpNumThreads: options.threads ?? Math.max(1, cpus().length),
         graphOptimizationLevel: 'all' as const,
-        // The memory pattern's one block per run would come on top of the arena the first run filled.
-        memPattern: false,
+        memPattern: options.memPattern === true,
         ...(options.profileFilePrefix ? { profileFilePrefix: options.profileFilePrefix } : {}),
       };
       const key = `${options.device.id}|${options.batch}x${height}x${width}`;
