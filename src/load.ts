@@ -7,11 +7,11 @@ import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { extname, resolve } from 'node:path';
 import { DEFAULT_MODEL } from './assets.ts';
-import { integer } from './util/options.ts';
 import { LibreYOLOError } from './errors.ts';
 import { LibreYOLOModel } from './model.ts';
 import { familyImgsz, familyTasks, getFamily, listFamilies, trainingHooks } from './models/index.ts';
 import { parseDevice } from './runtime/device.ts';
+import { THREADS } from './runtime/threads.ts';
 import { GraphEngine } from './runtime/graph-engine.ts';
 import { openOnnxModel } from './runtime/onnx-model.ts';
 import { loadCheckpointFile } from './weights/checkpoint.ts';
@@ -118,8 +118,6 @@ export async function loadForTraining(weights: string, options: LoadOptions = {}
   return LibreYOLO(weights, options);
 }
 
-/** ONNX Runtime intra-op threads: a whole number >= 1 (`LibreYOLO(w, { threads })`, `threads=` on the command line). */
-export const THREADS = integer({ min: 1 });
 
 /**
  * Loads a detector. `weights` is a local path, a published name (`LibreYOLO9t.pt`, `LibreYOLO9t`,

@@ -13,8 +13,9 @@ import { stringify as toYaml } from 'yaml';
 import { LibreYOLOError } from '../errors.ts';
 import { mixSeed, mulberry32 } from './augment.ts';
 import { formatLabels } from './labels.ts';
+import { SHAPE_CLASSES } from './shape-classes.ts';
 
-export const SHAPE_CLASSES: readonly string[] = ['circle', 'square', 'triangle', 'star', 'ellipse', 'rectangle', 'hexagon', 'cross'];
+export { SHAPE_CLASSES };
 
 export interface SynthOptions {
   /** Output folder (created). */

@@ -8,6 +8,9 @@ import { listFamilies, type ModelFamily } from '../models/registry.ts';
 
 export const KNOWN_RECIPES = ['fp16', 'bf16', 'fp8', 'int8', 'w4a16', 'w4a8', 'nvfp4', 'mxfp4', 'int2'] as const;
 
+/** The original's calibration algorithms: accepted by `quantize`, unused by the cast recipes (they read no calibration data). */
+export const CALIBRATION_ALGORITHMS = ['auto', 'percentile', 'minmax', 'mse', 'entropy'];
+
 export type CastRecipe = 'fp16' | 'bf16';
 
 /** The original's QuantizationError (a ValueError there). */

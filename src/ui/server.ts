@@ -20,6 +20,7 @@ import { checkPredictOptionText, PREDICT_OPTIONS } from '../predict/options.ts';
 import { incrementDir } from '../predict/save.ts';
 import { modelNames, resolveModelChoice, UI_DEFAULT_MODEL } from './catalog.ts';
 import { refuseReason } from './guard.ts';
+import { DEFAULT_MAX_PIXELS, DEFAULT_MAX_UPLOAD_BYTES } from './limits.ts';
 import { UI_PAGE } from './page.ts';
 import { decodeFilenameHeader, RunNames, sanitizeUploadName } from './uploads.ts';
 
@@ -47,8 +48,6 @@ export interface UiServer {
   close(): Promise<void>;
 }
 
-export const DEFAULT_MAX_UPLOAD_BYTES = 64 * 2 ** 20;
-export const DEFAULT_MAX_PIXELS = 50_000_000;
 const PORT_TRIES = 20;
 
 type Send = (obj: Record<string, unknown>) => void;

@@ -4,28 +4,9 @@
  * images with labels, parses every label and prints counts per split.
  */
 import { Command, Option } from 'commander';
-import { loadDatasetConfig, ensureDataset, loadSplit, type SplitName } from '../../data/dataset.ts';
-import { generateSynthDataset, SHAPE_CLASSES } from '../../data/synth.ts';
-import { LibreYOLOError } from '../../errors.ts';
-import { checkRange, parseInteger, parseNumber } from '../values.ts';
-
-interface SynthFlags {
-  out: string;
-  seed: number;
-  train: number;
-  val: number;
-  imgsz: number;
-  classes?: string;
-  minObjects: number;
-  maxObjects: number;
-  sizeRange?: string;
-  small: boolean;
-  square?: boolean;
-  format: 'png' | 'jpg';
-  overwrite: boolean;
-  task: 'detect' | 'segment';
-  json: boolean;
-}
+import { SHAPE_CLASSES } from '../../data/shape-classes.ts';
+import { lazyAction } from '../lazy-action.ts';
+import { parseInteger } from '../values.ts';
 
 function synthCommand(): Command {
   return new Command('synth')
@@ -45,30 +26,7 @@ function synthCommand(): Command {
     .option('--overwrite', 'replace existing images and labels in --out', false)
     .addOption(new Option('--task <task>', 'detect (box rows) or segment (polygon rows of each outline; shapes never overlap)').choices(['detect', 'segment']).default('detect'))
     .addOption(new Option('--json', 'print one JSON object').default(false))
-    .action(async (flags: SynthFlags) => {
-      checkRange('train', flags.train, 0);
-      checkRange('val', flags.val, 0);
-      checkRange('imgsz', flags.imgsz, 32);
-      let sizeRange: [number, number] | undefined;
-      if (flags.sizeRange !== undefined) {
-        const parts = flags.sizeRange.split(',').map((p) => p.trim());
-        const nums = parts.map((p) => parseNumber('size_range')(p));
-        if (nums.length !== 2) throw new LibreYOLOError('config_type_error', `size_range must be two numbers min,max, got '${flags.sizeRange}'`);
-        sizeRange = [nums[0]!, nums[1]!];
-      }
-      const r = await generateSynthDataset({
-        out: flags.out, seed: flags.seed, train: flags.train, val: flags.val, imgsz: flags.imgsz,
-        ...(flags.classes !== undefined ? { classes: flags.classes.split(',').map((s) => s.trim()).filter(Boolean) } : {}),
-        minObjects: flags.minObjects, maxObjects: flags.maxObjects, ...(sizeRange ? { sizeRange } : {}), small: flags.small, square: flags.square === true,
-        format: flags.format, overwrite: flags.overwrite, task: flags.task,
-      });
-      if (flags.json) {
-        process.stdout.write(`${JSON.stringify({ schema_version: 1, data: r.yaml, root: r.root, names: r.names, train: r.train, val: r.val, objects: r.objects })}\n`);
-        return;
-      }
-      process.stdout.write(`Wrote ${r.train} train + ${r.val} val images (${r.objects} objects, classes ${r.names.join(', ')}) to ${r.root} in ${r.seconds.toFixed(1)}s\n`);
-      process.stdout.write(`Dataset YAML: ${r.yaml}\n`);
-    });
+    .action(lazyAction(async () => (await import('../actions/data.ts')).runSynth));
 }
 
 function checkCommand(): Command {
@@ -77,24 +35,7 @@ function checkCommand(): Command {
     .argument('<data>', 'dataset YAML or bundled name (coco8, coco128)')
     .option('--no-download', 'do not download a missing bundled dataset')
     .addOption(new Option('--json', 'print one JSON object').default(false))
-    .action(async (data: string, flags: { download: boolean; json: boolean }) => {
-      const cfg = await loadDatasetConfig(data);
-      await ensureDataset(cfg, { allowDownload: flags.download });
-      const splits: Record<string, { images: number; instances: number; background: number }> = {};
-      for (const s of ['train', 'val', 'test'] as SplitName[]) {
-        if (!cfg.splits[s]) continue;
-        const sp = await loadSplit(cfg, s);
-        splits[s] = { images: sp.images.length, instances: sp.instances, background: sp.labels.filter((l) => l.n === 0).length };
-      }
-      if (flags.json) {
-        process.stdout.write(`${JSON.stringify({ schema_version: 1, data: cfg.yamlFile ?? cfg.name, root: cfg.root, nc: cfg.nc, names: cfg.names, splits })}\n`);
-        return;
-      }
-      process.stdout.write(`Dataset ${cfg.name}: root ${cfg.root}, nc ${cfg.nc}\n`);
-      for (const [s, v] of Object.entries(splits)) {
-        process.stdout.write(`  ${s}: ${v.images} images, ${v.instances} objects, ${v.background} without objects\n`);
-      }
-    });
+    .action(lazyAction(async () => (await import('../actions/data.ts')).runCheck));
 }
 
 export function dataCommand(): Command {

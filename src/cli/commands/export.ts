@@ -1,9 +1,9 @@
 /** `libreyolo export model=... format=onnx dynamic=true imgsz=640 batch=1` */
 import { Command, Option } from 'commander';
-import { LibreYOLO } from '../../load.ts';
 import { listFamilies } from '../../models/index.ts';
 import { EXPORT_OPTIONS } from '../../export/options.ts';
-import { addTableFlags, tableValues } from '../option-flags.ts';
+import { addTableFlags } from '../option-flags.ts';
+import { lazyAction } from '../lazy-action.ts';
 import { DEFAULT_PREDICT_MODEL } from './predict.ts';
 
 /** `RF-DETR, D-FINE`: the display names of the families whose `pick` is true. */
@@ -24,14 +24,5 @@ export function exportCommand(): Command {
     opset: { ...EXPORT_OPTIONS.opset, help: `ONNX opset (default and minimum 13; ${opsets})` },
   });
   cmd.addOption(new Option('--json', 'print one JSON object (the exported file) on stdout').default(false));
-  return cmd.action(async (flags: Record<string, unknown>) => {
-    const model = await LibreYOLO(String(flags.model));
-    try {
-      const path = await model.export({ format: 'onnx', ...tableValues(flags, EXPORT_OPTIONS) });
-      if (flags.json === true) process.stdout.write(`${JSON.stringify({ schema_version: 1, model_family: model.family.name, model_size: model.size, output_path: path })}\n`);
-      else process.stdout.write(`Exported ${model.family.name}-${model.size} to ${path}\n`);
-    } finally {
-      await model.close();
-    }
-  });
+  return cmd.action(lazyAction(async () => (await import('../actions/export.ts')).runExport));
 }
