@@ -5,7 +5,7 @@
  * then one JSON line: the median step time, the process's peak RSS and the RSS after the session
  * was created (before any step).
  *
- *   node --import tsx bench/train-step-child.ts --size t --batch 2 --imgsz 320 [--steps 1] [--warmup 1] [--threads N] [--keep-activations] [--mem-pattern] [--old-graph]
+ *   node --import tsx bench/train-step-child.ts --size t --batch 2 --imgsz 320 [--steps 1] [--warmup 1] [--threads N] [--keep-activations] [--mem-pattern] [--old-graph] [--no-cpu-arena]
  */
 import { cpus } from 'node:os';
 import { performance } from 'node:perf_hooks';
@@ -31,6 +31,8 @@ const { values } = parseArgs({
     'mem-pattern': { type: 'boolean', default: false },
     // Both: the step as it was before issue 24.
     'old-graph': { type: 'boolean', default: false },
+    // ORT's CPU arena off: every tensor is its own malloc (an allocator experiment).
+    'no-cpu-arena': { type: 'boolean', default: false },
   },
 });
 const batch = Number(values.batch);
@@ -41,7 +43,7 @@ const maxTargets = 100;
 const old = values['old-graph'] === true;
 
 const network = yolo9Family.create({ size: values.size!, nc: 80 });
-const runner = await openStepRunner(yolo9Family, network, { device: parseDevice('cpu'), threads: Number(values.threads), imgsz: [imgsz, imgsz], maxTargets, recomputeCheap: !old && values['keep-activations'] !== true, memPattern: old || values['mem-pattern'] === true });
+const runner = await openStepRunner(yolo9Family, network, { device: parseDevice('cpu'), threads: Number(values.threads), imgsz: [imgsz, imgsz], maxTargets, recomputeCheap: !old && values['keep-activations'] !== true, memPattern: old || values['mem-pattern'] === true, ...(values['no-cpu-arena'] ? { cpuArena: false } : {}) });
 const optimizer = Optimizer.create(network.namedTensors(), { lr0: 0.01 });
 const batches = [noiseTrainBatch(1, batch, imgsz, maxTargets), noiseTrainBatch(2, batch, imgsz, maxTargets)];
 await runner.prepare(batch);

@@ -26,6 +26,8 @@ export interface SessionConfig {
    * (yolo9t 320: 188 vs 93 MiB per image, docs/training-performance.md).
    */
   memPattern?: boolean;
+  /** ORT's CPU memory arena (default on); off, each tensor is its own malloc and goes back when freed. */
+  cpuArena?: boolean;
   /** Session config entries (`ep.webgpuexecutionprovider.enableGraphCapture` -> `1`). */
   configEntries?: Record<string, string>;
 }

@@ -64,6 +64,7 @@ export function sessionHandler(ort: OrtBinding): SessionHandler {
           ...(config.profileFilePrefix ? { enableProfiling: true, profileFilePrefix: config.profileFilePrefix } : {}),
           ...(config.logSeverityLevel === undefined ? {} : { logSeverityLevel: config.logSeverityLevel }),
           ...(config.memPattern === false ? { enableMemPattern: false } : {}),
+          ...(config.cpuArena === false ? { enableCpuMemArena: false } : {}),
         };
         const startEpochMs = performance.timeOrigin + performance.now();
         const session = await ort.InferenceSession.create(msg.model, options);

@@ -25,6 +25,8 @@ export interface StepRunnerOptions {
   recomputeCheap?: boolean;
   /** ORT's memory pattern (default off; TrainStepOptions.memPattern). */
   memPattern?: boolean;
+  /** ORT's CPU memory arena (default on; TrainStepOptions.cpuArena). */
+  cpuArena?: boolean;
   /** ORT profile file prefix: sessions are created profiled (`<prefix>_b<batch>`). */
   profileFilePrefix?: string;
   /** Seed of the family's host draws (TrainStepOptions.seed). */

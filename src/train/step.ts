@@ -41,6 +41,8 @@ export interface TrainStepOptions {
    * measure the old behaviour (bench/train-step-child.ts --old-graph).
    */
   memPattern?: boolean;
+  /** ORT's CPU memory arena (default on; SessionConfig.cpuArena). */
+  cpuArena?: boolean;
   /** ORT profile file prefix: profile this step's session. */
   profileFilePrefix?: string;
   /** Seed of the generator behind the family's host draws (`HostAssigner.draws`); default 0. */
@@ -76,6 +78,7 @@ export class TrainStep {
         intraOpNumThreads: options.threads ?? Math.max(1, cpus().length),
         graphOptimizationLevel: 'all' as const,
         memPattern: options.memPattern === true,
+        ...(options.cpuArena === false ? { cpuArena: false } : {}),
         ...(options.profileFilePrefix ? { profileFilePrefix: options.profileFilePrefix } : {}),
       };
       const key = `${options.device.id}|${options.batch}x${height}x${width}`;
