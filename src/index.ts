@@ -35,6 +35,7 @@ export { TRACK_DEFAULTS, type TrackConfig } from './track/config.ts';
 export { profileInference, type InferenceProfileOptions } from './profile/inference.ts';
 export { loadProfile } from './profile/load.ts';
 export { analyzeTrace } from './profile/analyze.ts';
+export { ProfileSchemaError, validateProfile } from './profile/validate.ts';
 export type { PrecisionReport } from './quantize/report.ts';
 export { QuantizationError } from './quantize/recipes.ts';
 export { CudaGraphUnavailable, GraphCaptureNotImplementedError, type GraphInfo } from './runtime/graph-capture.ts';

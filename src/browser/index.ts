@@ -44,6 +44,9 @@ export async function LibreYOLO(weights: WeightsSource, options: BrowserLoadOpti
 export { BrowserModel } from './model.ts';
 export { configureRuntime, runtimeInfo, type RuntimeOptions } from './config.ts';
 export { drawResults } from './draw.ts';
+export { profileInference, type BrowserProfileOptions } from './profile.ts';
+export { ProfileSchemaError, validateProfile } from '../profile/validate.ts';
+export type { ProfileAnalysis } from '../profile/schema.ts';
 export { toRgbImage, type BrowserImageSource } from './images.ts';
 export { readWeights, weightsLocation, type WeightsOptions, type WeightsSource } from './weights.ts';
 export { LibreYOLOError } from '../errors.ts';

@@ -12,7 +12,6 @@ import {
   PHASE_ORDER, PHASE_PREFIX, SCHEMA, STEP_MARKER,
   type CategoryRow, type KernelRow, type Metrics, type OpRow, type PhaseRow, type ProfileAnalysis, type ProfileSummary, type TraceEvent, type TraceWindow,
 } from './schema.ts';
-import { forEachJsonItem } from './json-stream.ts';
 import { pickWindow } from './window.ts';
 
 type Kind = 'kernel' | 'memcpy' | 'malloc' | 'op' | 'phase_gpu' | 'phase_cpu' | null;
@@ -438,19 +437,6 @@ export function analyzeTrace(data: unknown, options: AnalyzeOptions = {}): Profi
   for (const e of events) t.pass1(e);
   t.endPass1();
   for (const e of events) t.pass2(e);
-  return t.result(options);
-}
-
-/**
- * A trace file, streamed twice through the analysis: memory stays bounded by the number of distinct
- * kernel and op names, whatever the number of events.
- */
-export async function analyzeTraceFile(path: string, options: AnalyzeOptions & { observer?: TraceObserver } = {}): Promise<ProfileAnalysis> {
-  const t = new TraceAnalyzer(options.observer);
-  const first = await forEachJsonItem(path, (e) => t.pass1(e as TraceEvent));
-  if (first.shape === 'object' && !first.hasEvents) throw new Error("not a profile (no 'schema' field) and not a trace (no 'traceEvents' field)");
-  t.endPass1();
-  await forEachJsonItem(path, (e) => t.pass2(e as TraceEvent));
   return t.result(options);
 }
 

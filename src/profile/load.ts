@@ -6,7 +6,8 @@
  */
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { analyzeTrace, analyzeTraceFile } from './analyze.ts';
+import { analyzeTrace } from './analyze.ts';
+import { analyzeTraceFile } from './analyze-file.ts';
 import { LibreYOLOError } from '../errors.ts';
 import { SUMMARY_FILE, type ProfileAnalysis, type ProfileSummary } from './schema.ts';
 import { validateProfile } from './validate.ts';

@@ -8,7 +8,7 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { basename, dirname, extname, join } from 'node:path';
 import { writeFileAtomic } from '../util/fs.ts';
-import { analyzeTraceFile } from './analyze.ts';
+import { analyzeTraceFile } from './analyze-file.ts';
 import { LibreYOLOError } from '../errors.ts';
 import { loadProfile } from './load.ts';
 import { SUMMARY_FILE, TIMELINE_FILE, TRACE_FILE, type ProfileAnalysis } from './schema.ts';

@@ -6,7 +6,8 @@
  * KEEP_STEPS in all); every step keeps its marker, phases and `model_run` span.
  */
 import type { SessionEvents, StepRecord } from './chrome-trace.ts';
-import { eachOrtEvent, ortClockOffset, slimOrtEvent } from './ort-trace.ts';
+import { ortClockOffset, slimOrtEvent } from './ort-events.ts';
+import { eachOrtEvent } from './ort-trace.ts';
 import type { TraceEvent } from './schema.ts';
 
 /** ORT node events written at most (about 300 MB of trace); see the README's profile section. */

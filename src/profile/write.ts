@@ -8,13 +8,13 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { writeFileAtomic } from '../util/fs.ts';
-import { analyzeTraceFile, applyVerdict } from './analyze.ts';
+import { analyzeTraceFile } from './analyze-file.ts';
+import { concludeProfile, type VerdictOf } from './conclude.ts';
 import { pyJson } from './pyfmt.ts';
 import { PROFILE_FILE, SUMMARY_FILE, TIMELINE_FILE, TRACE_FILE, type ProfileAnalysis, type ProfileSummary } from './schema.ts';
 import { TimelineCollector } from './timeline-data.ts';
 import { validateProfile } from './validate.ts';
 import { timelineHtml } from './timeline-html.ts';
-import type { Verdict } from './verdict.ts';
 
 export interface FinalizeOptions {
   /** Where the files go; null keeps the profile in memory (the trace goes to a temp file). */
@@ -25,7 +25,7 @@ export interface FinalizeOptions {
   /** The profile when there is no trace. */
   fallback: (summary: ProfileSummary) => ProfileAnalysis;
   /** The loop's verdict, given the analysis (a memory-pressure verdict from the analysis stands). */
-  verdict?: (analysis: ProfileAnalysis) => Verdict;
+  verdict?: VerdictOf;
 }
 
 /** Writes the trace where it belongs (or to a temp folder), runs `use` on its path, cleans up. */
@@ -48,12 +48,7 @@ export async function finalizeProfile(o: FinalizeOptions): Promise<ProfileAnalys
       summary: o.summary, tracePath: o.saveDir ? path : null, ...(timeline ? { observer: timeline } : {}),
     }))
     : o.fallback(o.summary);
-  if (o.verdict) {
-    const v = o.verdict(a);
-    applyVerdict(a, v.bound, v.why);
-  }
-  o.summary.bound = a.bound;
-  o.summary.bound_why = a.bound_why;
+  concludeProfile(a, o.summary, o.verdict);
   if (o.saveDir) {
     await writeFileAtomic(join(o.saveDir, SUMMARY_FILE), `${pyJson(o.summary, 2)}\n`);
     await writeFileAtomic(join(o.saveDir, PROFILE_FILE), pyJson(validateProfile(a)));

@@ -225,7 +225,7 @@ export abstract class SessionEngine {
     }
     return {
       run: (images) => runSession(session, inputType, images, false),
-      endProfiling: () => session.endProfiling(),
+      endProfiling: async () => void (await session.endProfiling()),
       release: () => session.release(),
     };
   }
@@ -252,9 +252,18 @@ export abstract class SessionEngine {
     })).then((all) => all.filter((s) => s.profilePrefix));
   }
 
-  /** Flushes ORT profile files of all sessions (ORT writes them on endProfiling). */
-  async endProfiling(): Promise<void> {
-    for (const s of this.sessions.values()) await (await s).endProfiling();
+  /**
+   * Ends profiling in all sessions: in Node ORT writes its files then; in a page the events come
+   * back, returned by session key.
+   */
+  async endProfiling(): Promise<Map<string, unknown[]>> {
+    const events = new Map<string, unknown[]>();
+    for (const p of this.sessions.values()) {
+      const s = await p;
+      const got = await s.endProfiling();
+      if (got) events.set(s.key, got);
+    }
+    return events;
   }
 
   /** Whether a `[batch, ...]` input can run at all (a static exported file fixes its batch). */

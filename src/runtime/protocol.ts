@@ -47,5 +47,9 @@ export interface SessionInfo {
 }
 
 export type Response =
-  | { id: number; ok: true; info?: SessionInfo; outputs?: Record<string, WireTensor>; runMs?: number; startEpochMs?: number }
+  | {
+    id: number; ok: true; info?: SessionInfo; outputs?: Record<string, WireTensor>; runMs?: number; startEpochMs?: number;
+    /** endProfiling: ORT's profile events when the worker has them in hand (onnxruntime-web prints them; Node's ORT writes a file). */
+    events?: unknown[];
+  }
   | { id: number; ok: false; error: string };

@@ -95,7 +95,7 @@ export function sessionHandler(ort: OrtBinding): SessionHandler {
         return { res: { id: msg.id, ok: true, outputs, runMs, startEpochMs }, transfer };
       }
       case 'endProfiling': {
-        sessions.get(msg.key)?.endProfiling();
+        await sessions.get(msg.key)?.endProfiling();
         return { res: { id: msg.id, ok: true }, transfer: [] };
       }
       case 'release': {

@@ -58,8 +58,9 @@ export class WorkerSession {
     return { outputs, runMs: res.runMs ?? 0, startEpochMs: res.startEpochMs ?? 0 };
   }
 
-  async endProfiling(): Promise<void> {
-    await this.host.request({ kind: 'endProfiling', key: this.key });
+  /** Ends ORT's profiling; its events when the worker hands them back (the browser's), else undefined (Node's are in ORT's file). */
+  async endProfiling(): Promise<unknown[] | undefined> {
+    return (await this.host.request({ kind: 'endProfiling', key: this.key })).events;
   }
 
   async release(): Promise<void> {

@@ -10,7 +10,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { analyzeTraceFile } from '../../src/profile/analyze.ts';
+import { analyzeTraceFile } from '../../src/profile/analyze-file.ts';
 import { forEachJsonItem } from '../../src/profile/json-stream.ts';
 import { loadProfile } from '../../src/profile/load.ts';
 import { TraceWriter } from '../../src/profile/trace-writer.ts';

@@ -12,7 +12,7 @@ import { LibreYOLO } from '../../src/load.ts';
 import type { LibreYOLOModel } from '../../src/model.ts';
 import { aggregateInferTrials, aggregateRunTrials } from '../../src/profile/aggregate.ts';
 import { loadProfile } from '../../src/profile/load.ts';
-import { ortClockOffset } from '../../src/profile/ort-trace.ts';
+import { ortClockOffset } from '../../src/profile/ort-events.ts';
 import { ORT_DIR_PREFIX, ProfileRecorder } from '../../src/profile/recorder.ts';
 import type { ProfileAnalysis, TraceEvent } from '../../src/profile/schema.ts';
 import { finalizeProfile } from '../../src/profile/write.ts';
