@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { closedPort } from '../helpers/cli.ts';
-import { copyWorkingTree, describeRun, plainShellEnv, runShell as sh } from '../helpers/clone.ts';
+import { copyWorkingTree, describeRun, plainShellEnv, runShell as sh, type ShellRun } from '../helpers/clone.ts';
 import { REPO_ROOT } from '../helpers/fixtures.ts';
 
 const CUDA_PROVIDER = join('node_modules', 'onnxruntime-node', 'bin', 'napi-v6', 'linux', 'x64', 'libonnxruntime_providers_cuda.so');
@@ -68,6 +68,16 @@ describe('installing the npm pack tarball into a project, offline', { concurrenc
     return dir;
   };
 
+  /**
+   * A project installed with `ONNXRUNTIME_NODE_INSTALL=skip npm ci`, made by the first test that asks
+   * and shared by the others: the library run and the type-check need the same install, paid once.
+   */
+  let skipInstall: Promise<{ dir: string; install: ShellRun }> | undefined;
+  const installedWithSkip = (): Promise<{ dir: string; install: ShellRun }> => (skipInstall ??= (async () => {
+    const dir = project('env-skip');
+    return { dir, install: await sh('ONNXRUNTIME_NODE_INSTALL=skip npm ci', dir, env) };
+  })());
+
   it('without a switch, the install fails on onnxruntime-node downloading its CUDA provider', async () => {
     const dir = project('no-switch');
     const cmd = 'npm ci';
@@ -78,9 +88,8 @@ describe('installing the npm pack tarball into a project, offline', { concurrenc
   });
 
   it('ONNXRUNTIME_NODE_INSTALL=skip installs it; the command and the library run', async () => {
-    const dir = project('env-skip');
     const cmd = 'ONNXRUNTIME_NODE_INSTALL=skip npm ci';
-    const r = await sh(cmd, dir, env);
+    const { dir, install: r } = await installedWithSkip();
     assert.equal(r.code, 0, describeRun(cmd, r));
     // Only onnxruntime-node is listed as not covered (the project has no allowScripts), never libreyolo or another.
     for (const m of r.stderr.matchAll(/^npm warn install-scripts {3}(\S+)@/gm)) assert.equal(m[1], 'onnxruntime-node', describeRun(cmd, r));
@@ -120,9 +129,8 @@ describe('installing the npm pack tarball into a project, offline', { concurrenc
   });
 
   it('a strict TypeScript project type-checks against the installed declarations (nodenext, no skipLibCheck)', async () => {
-    const dir = project('typescript');
-    const r = await sh('ONNXRUNTIME_NODE_INSTALL=skip npm ci', dir, env);
-    assert.equal(r.code, 0, describeRun('npm ci', r));
+    const { dir, install: r } = await installedWithSkip();
+    assert.equal(r.code, 0, describeRun('ONNXRUNTIME_NODE_INSTALL=skip npm ci', r));
     symlinkSync(join(REPO_ROOT, 'node_modules', '@types'), join(dir, 'node_modules', '@types'));
     writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify({
       compilerOptions: { target: 'es2022', module: 'nodenext', moduleResolution: 'nodenext', strict: true, noEmit: true, types: ['node'] },
