@@ -8,6 +8,9 @@
  * figure quoted in ../shared/fixtures/README.md for the project's 2-core machines. The ratio is
  * against that quoted figure, so it is only meaningful on comparable hardware.
  *
+ * yolo9t/s b8/320 and yolo9c b1/b2 640 in child processes, with yolo9c's peak RSS and per-image slope:
+ * bench/train-step-suite.ts.
+ *
  *   node --import tsx bench/train-step.ts [--steps 7] [--threads <cores>] [--batch 8] [--imgsz 320] [--float32-stats]
  */
 import { cpus } from 'node:os';
