@@ -57,6 +57,12 @@ export interface LoaderOptions {
   /** Augmentation hyper-parameters (defaults: the original's YOLO9 values). */
   hyp?: Partial<AugmentHyp>;
   /**
+   * Fit each decoded image into imgsz (aspect kept, INTER_LINEAR) before the augmentations, as the
+   * original's dataset does (default true); false hands the decoded image itself to them, so the
+   * final stretch or letterbox is its only resize (DEIM's `wants_unresized_image`).
+   */
+  preResize?: boolean;
+  /**
    * Keep decoded, pre-resized images in memory (the original's `cache="ram"`): each worker keeps
    * the images it has seen, about imgsz^2 * 3 bytes each. Default false.
    */
@@ -94,6 +100,8 @@ export interface SampleContext {
   hyp: AugmentHyp;
   /** Keep decoded, pre-resized images in memory (per worker). */
   cache: boolean;
+  /** Fit each image into imgsz before the augmentations (LoaderOptions.preResize). */
+  preResize: boolean;
   /** Mask downsample ratio of segment training (0: no masks). */
   maskRatio: number;
 }
@@ -121,10 +129,10 @@ const itemCaches = new WeakMap<SampleContext, Map<number, Promise<LoadedItem>>>(
 
 async function decodeItem(ctx: SampleContext, i: number): Promise<LoadedItem> {
   const img = await loadImageFile(ctx.paths[i]!);
-  const r = letterboxGeometry(img.width, img.height, ctx.imgsz, ctx.imgsz).ratio;
+  const r = ctx.preResize ? letterboxGeometry(img.width, img.height, ctx.imgsz, ctx.imgsz).ratio : 1;
   const boxes = labelsToPixelBoxes(ctx.labels[i]!, img.width, img.height, r);
   return {
-    img: preResize(img, ctx.imgsz),
+    img: ctx.preResize ? preResize(img, ctx.imgsz) : img,
     boxes,
     ...(ctx.maskRatio ? { segs: pixelSegments(ctx.labels[i]!, boxes, img.width * r, img.height * r) } : {}),
     origShape: [img.height, img.width],
@@ -351,7 +359,7 @@ export class DataLoader {
       // The random affine and scale/translate warp the rings with the image (affine.ts); the strong ops do not.
       if (this.strong) throw new LibreYOLOError('config_unsupported', 'Segment training does not apply the strong ops to polygons: leave them off.');
     }
-    this.ctx = { paths: split.images, labels: split.labels, imgsz, maxLabels: this.maxLabels, hyp, cache: options.cache ?? false, maskRatio };
+    this.ctx = { paths: split.images, labels: split.labels, imgsz, maxLabels: this.maxLabels, hyp, cache: options.cache ?? false, preResize: options.preResize ?? true, maskRatio };
   }
 
   /** Images in the split. */

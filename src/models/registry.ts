@@ -283,9 +283,10 @@ export interface TrainingHooks {
   onSetup?(network: DetectionNetwork): void;
   /**
    * The family's own optimizer parameter groups over the trainable keys (state_dict order), given
-   * the run's weight decay; absent: the core's g0 (BN weights) / g1 (weights) / g2 (biases).
+   * the run's weight decay and the network (its size may set a multiplier); absent: the core's g0
+   * (BN weights) / g1 (weights) / g2 (biases).
    */
-  paramGroups?(trainable: string[], cfg: { weightDecay: number }): Array<{ name: string; keys: string[]; weightDecay: number; lrMult: number }>;
+  paramGroups?(trainable: string[], cfg: { weightDecay: number }, network: DetectionNetwork): Array<{ name: string; keys: string[]; weightDecay: number; lrMult: number }>;
   /** The family's own learning-rate schedule (per optimizer step); absent: the core's `scheduler`. */
   schedule?(cfg: ScheduleInputs): { lr(step: number): number };
   /**
@@ -294,6 +295,12 @@ export interface TrainingHooks {
    * schedules (close-mosaic: off in the last `no_aug_epochs`); absent: the core's `BASE_RECIPE`.
    */
   augment?: AugmentRecipe;
+  /**
+   * Train samples start from the decoded image rather than one first fitted into imgsz, so the
+   * final resize is the only one (DEIM's `wants_unresized_image`); absent: pre-resized, as the
+   * original's dataset does for every other family.
+   */
+  unresizedSamples?: boolean;
 }
 
 /** What a family's LR schedule is built from (the run's config and its length in optimizer steps). */

@@ -29,6 +29,8 @@ export interface TrainDataOptions {
   recipe: AugmentRecipe;
   /** The sample's last step stretches to imgsz x imgsz instead of letterboxing (the family's input is a stretch: D-FINE). */
   stretch?: boolean;
+  /** False: samples start from the decoded image, not one fitted into imgsz (TrainingHooks.unresizedSamples). */
+  preResize?: boolean;
   /** Progress / download messages (default: stderr). */
   log?: (message: string) => void;
   /** Segment training: mask targets at 1 / this ratio of the input (data/loader.ts `masks`). */
@@ -62,6 +64,7 @@ export async function openTrainData(cfg: TrainConfig, ds: DatasetConfig, options
     seed: cfg.seed < 0 ? 0 : cfg.seed,
     maxLabels: cfg.max_labels,
     ...(options.masks ? { masks: options.masks } : {}),
+    ...(options.preResize === false ? { preResize: false } : {}),
     hyp: { ...recipe.hyp, resize: options.stretch ? 'stretch' : 'letterbox' },
   });
   return {

@@ -93,10 +93,11 @@ export async function setupTraining(s: TrainState, run: TrainSetup): Promise<voi
   s.data = await openTrainData(cfg, run.datasetConfig, {
     cwd, warn, recipe: hooks.augment ?? BASE_RECIPE, stretch: inputSpec(family).resize === 'stretch',
     ...(hooks.maskRatio?.(network) ? { masks: hooks.maskRatio(network)! } : {}),
+    ...(hooks.unresizedSamples ? { preResize: false } : {}),
   });
   const batchesPerEpoch = s.data!.batchesPerEpoch;
   const stepsPerEpoch = Math.ceil(batchesPerEpoch / s.accumulate);
-  const layout = hooks.paramGroups ? (keys: string[]) => hooks.paramGroups!(keys, { weightDecay: cfg.weight_decay }) : undefined;
+  const layout = hooks.paramGroups ? (keys: string[]) => hooks.paramGroups!(keys, { weightDecay: cfg.weight_decay }, network) : undefined;
   s.optimizer = Optimizer.create(named(), { optimizer: cfg.optimizer, lr0: cfg.lr0, momentum: cfg.momentum, weightDecay: cfg.weight_decay, nesterov: cfg.nesterov }, layout);
   const sched = {
     lr0: cfg.lr0, epochs: cfg.epochs, stepsPerEpoch,

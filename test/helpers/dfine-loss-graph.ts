@@ -49,8 +49,8 @@ export function fedLossGraph(p: Record<string, HostTensor>, targets: readonly Im
     lossFeeds[name] = b.input(name, 'float32', spec.dims);
     feeds[name] = inputs[name]!;
   }
-  const values = emitDfineLoss(b, out, lossFeeds);
-  const keys = dfineLossTerms(L, ctx.dn !== null).flatMap(termKeys);
+  const values = emitDfineLoss(b, out, lossFeeds, ctx.cls);
+  const keys = dfineLossTerms(L, ctx.dn !== null).flatMap((t) => termKeys(t, ctx.cls));
   for (const k of keys) b.output(k, values.keys[k]!, 'float32', []);
   b.output('total', values.total, 'float32', []);
   for (const [n, v] of Object.entries(values.components)) b.output(`component_${n}`, v, 'float32', []);

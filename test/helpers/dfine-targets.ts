@@ -1,5 +1,6 @@
-/** The D-FINE train fixture's targets as the criterion takes them. */
+/** The D-FINE / DEIM train fixture's targets as the criterion and the training contract take them. */
 import type { HostTensor } from '../../src/graph/tensor.ts';
+import type { PlainTensor } from '../../src/train/check.ts';
 import type { ImageTargets } from '../../src/models/dfine/matcher.ts';
 
 /**
@@ -20,4 +21,16 @@ export function fixtureTargets(rows: HostTensor, size = 640): ImageTargets[] {
     }
     return { labels, boxes: Float32Array.from(boxes) };
   });
+}
+
+/** The fixture's pixel [class, cx, cy, w, h] rows as the contract's normalised [class, x1, y1, x2, y2] (padding -1). */
+export function contractTargets(rows: HostTensor, size: number): PlainTensor {
+  const d = rows.data as Float32Array;
+  const out = new Float32Array(d.length);
+  for (let r = 0; r < d.length / 5; r++) {
+    const [c, cx, cy, w, h] = d.subarray(r * 5, r * 5 + 5) as unknown as number[];
+    if (!(w! > 0 && h! > 0)) { out[r * 5] = -1; continue; }
+    out.set([c!, (cx! - w! / 2) / size, (cy! - h! / 2) / size, (cx! + w! / 2) / size, (cy! + h! / 2) / size], r * 5);
+  }
+  return { data: out, dims: [...rows.dims] };
 }

@@ -3,7 +3,10 @@
  * by metadata or file name only (its keys are D-FINE's), its frozen set, the predict session and a
  * reloaded export against deimn_ref_io at both stored shapes within the 2x-floor limits, the
  * photo's detections as a set, the ONNX's 17 Sigmoid+Mul pairs, quantize fp16, `profile infer`,
- * the model line, and training refused until its MAL objective is ported.
+ * the model line; training through the same seam: `model.lossAndGradients()` on deimn_ref_train
+ * (its denoising draws injected) with MAL as the class term and the stem trained at n, and
+ * DEIMConfig's recipe (lr0 4e-4, the no-aug / min-lr / stop ratios, backbone LR x 0.5 / 0.5 / 0.1 /
+ * 0.05 / 0.01 by size, the AdamW groups of each size).
  */
 import assert from 'node:assert/strict';
 import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -12,10 +15,17 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { LibreYOLO, type LibreYOLOModel, type Results } from '../../src/index.ts';
 import { deserializeModel, summarizeModel } from '../../src/graph/onnx.ts';
-import type { DfineDetector } from '../../src/models/dfine/detector.ts';
+import type { HostTensor } from '../../src/graph/tensor.ts';
+import type { DfineSize } from '../../src/models/dfine/config.ts';
+import { padDenoisingInputs } from '../../src/models/dfine/denoising.ts';
+import { DfineDetector } from '../../src/models/dfine/detector.ts';
+import { dfineDnSlots } from '../../src/models/dfine/train.ts';
+import { DFINE_DN_INPUTS } from '../../src/models/dfine/train-outputs.ts';
+import { trainingHooks } from '../../src/models/registry.ts';
 import { loadCheckpointFile } from '../../src/weights/checkpoint.ts';
-import { writeSafetensors } from '../../src/weights/safetensors.ts';
-import { recall } from '../helpers/compare.ts';
+import { readSafetensors, writeSafetensors } from '../../src/weights/safetensors.ts';
+import { recall, relL2 } from '../helpers/compare.ts';
+import { contractTargets } from '../helpers/dfine-targets.ts';
 import { assertPhotoDetections, DFINE_SHAPES, inputOf, limitsOf, predictLayoutErrors, readDfineIo, type DfineIo } from '../helpers/dfine-fixture.ts';
 import { fixture, REPO_ROOT } from '../helpers/fixtures.ts';
 import { cli } from '../helpers/profile-fixtures.ts';
@@ -135,7 +145,7 @@ describe('DEIM family', () => {
     }
   });
 
-  it('profile infer and predict name DEIM; training is refused until DEIM\'s MAL objective is ported', async () => {
+  it('profile infer and predict name DEIM', async () => {
     const copy = join(dir, 'my-deim.pt');
     copyFileSync(fixture('deimn_ref.pt'), copy);
     const p = await cli('predict', `model=${copy}`, `source=${PHOTO}`, 'conf=0.5');
@@ -145,7 +155,53 @@ describe('DEIM family', () => {
     assert.equal(r.code, 0, r.stderr);
     const a = JSON.parse(readFileSync(join(dir, 'p', 'infer', 'profile.json'), 'utf8')) as { kernels: Array<{ kernel: string; count_per_step: number }> };
     assert.equal(a.kernels.find((k) => k.kernel === 'GridSample')?.count_per_step, 6, '3 decoder layers x 2 levels');
-    await assert.rejects(model.lossAndGradients({ dims: [1, 3, 640, 640], data: new Float32Array(3 * 640 * 640) }, { dims: [0, 6], data: new Float32Array(0) }),
-      /Training is not implemented for deim models/);
+  });
+
+  it('model.lossAndGradients() on deimn_ref_train: loss_total and each logged family (mal, bbox, giou, fgl, ddf) within 1e-4, the stem\'s gradients', async () => {
+    const train = readSafetensors(new Uint8Array(readFileSync(fixture('deimn_ref_train.safetensors'))), 'deim train fixture').tensors;
+    const u8 = train.get('input_u8_2x3x640x640')!;
+    const images = { data: Float32Array.from(u8.data as Uint8Array, (v) => Math.fround(v / 255)), dims: [...u8.dims] };
+    const stored: Record<string, HostTensor> = {};
+    for (const name of Object.values(DFINE_DN_INPUTS)) stored[name] = train.get(name)!;
+    const draws = padDenoisingInputs(stored, 3, 33, dfineDnSlots(4), 80);
+    const ours = await model.lossAndGradients(images, contractTargets(train.get('targets_2x4x5')!, 640), { draws, threads: 2 });
+    const total = (train.get('loss_total')!.data as Float32Array)[0]!;
+    assert.ok(Math.abs(ours.loss.total - total) <= 1e-4 * total, `total ${ours.loss.total} vs ${total}`);
+    assert.deepEqual(Object.keys(ours.loss).filter((k) => k !== 'total'), ['mal', 'bbox', 'giou', 'fgl', 'ddf']);
+    for (const name of ['mal', 'bbox', 'giou', 'fgl', 'ddf']) {
+      const want = [...train].filter(([k]) => k === `loss.loss_${name}` || k.startsWith(`loss.loss_${name}_`)).reduce((a, [, t]) => a + (t.data as Float32Array)[0]!, 0);
+      assert.ok(Math.abs(ours.loss[name]! - want) <= 1e-4 * want, `${name}: ${ours.loss[name]} vs ${want}`);
+    }
+    // DEIM n trains its stem (freeze_at -1): the stem conv's gradient as the reference's within the
+    // first backbone block's bound (deim-train-gradients.test.ts has every stored gradient).
+    const key = 'backbone.stem.stem1.conv.weight';
+    assert.ok(ours.gradients[key], 'the stem has a gradient');
+    const rel = relL2(ours.gradients[key]!.data, train.get(`grad.${key}`)!.data as Float32Array);
+    assert.ok(rel <= 1e-2, `${key}: relative L2 ${rel.toExponential(2)}`);
+    assert.equal(ours.gradients['decoder.up'], undefined);
+  });
+
+  it('DEIMConfig\'s recipe: lr0 4e-4, no-aug 12, min-lr 0.5, stop ratio 0.91, deim_exp; backbone LR by size, the AdamW groups of n and l', () => {
+    const hooks = trainingHooks(model.family);
+    assert.deepEqual(hooks.lossNames, ['mal', 'bbox', 'giou', 'fgl', 'ddf']);
+    const d = hooks.defaults;
+    assert.deepEqual([d.lr0, d.no_aug_epochs, d.min_lr_ratio, d.aug_stop_epoch_ratio, d.name, d.epochs, d.clip_max_norm, d.ema_decay],
+      [4e-4, 12, 0.5, 0.91, 'deim_exp', 132, 0.1, 0.9999]);
+    const groupsOf = (size: DfineSize) => {
+      const net = new DfineDetector({ size, nc: 80, variant: 'deim' });
+      const trainable = [...net.namedTensors()].filter(([, p]) => p.kind === 'parameter' && p.requiresGrad).map(([k]) => k);
+      const groups = hooks.paramGroups!(trainable, { weightDecay: 1e-4 }, net);
+      assert.equal(groups.reduce((a, g) => a + g.keys.length, 0), trainable.length, `${size}: every trainable key in one group`);
+      return groups;
+    };
+    // n: the trained stem is backbone (lab.scale without decay), LR x 0.5.
+    const n = groupsOf('n');
+    assert.deepEqual(n.map((g) => [g.name, g.weightDecay, g.lrMult]), [['head_wd', 1e-4, 1], ['head_no_wd', 0, 1], ['backbone_wd', 1e-4, 0.5], ['backbone_no_wd', 0, 0.5]]);
+    assert.ok(n[2]!.keys.includes('backbone.stem.stem1.conv.weight') && n[3]!.keys.includes('backbone.stem.stem1.lab.scale'));
+    assert.deepEqual((['s', 'm', 'x'] as const).map((s) => groupsOf(s).find((g) => g.name === 'backbone_wd')!.lrMult), [0.5, 0.1, 0.01]);
+    // l: frozen stem, FrozenBatchNorm2d and no LearnableAffineBlocks leave the backbone nothing without decay.
+    const l = groupsOf('l');
+    assert.deepEqual(l.map((g) => [g.name, g.weightDecay, g.lrMult]), [['head_wd', 1e-4, 1], ['head_no_wd', 0, 1], ['backbone_wd', 1e-4, 0.05]]);
+    assert.ok(!l[2]!.keys.some((k) => k.startsWith('backbone.stem.')), 'the l stem is frozen');
   });
 });

@@ -13,7 +13,7 @@ import { interpret } from '../../src/graph/interpret/interpreter.ts';
 import { serializeModel } from '../../src/graph/onnx.ts';
 import type { HostTensor } from '../../src/graph/tensor.ts';
 import { weightingFunction } from '../../src/models/dfine/fdr.ts';
-import { dfineLossTerms, termKeys } from '../../src/models/dfine/loss-terms.ts';
+import { CLASS_LOSS, dfineLossTerms, termKeys } from '../../src/models/dfine/loss-terms.ts';
 import type { DfineLossContext } from '../../src/models/dfine/loss-targets.ts';
 import { denoisingMatches, hungarianMatch, unionMatches, type ImageTargets, type Match } from '../../src/models/dfine/matcher.ts';
 import { mulberry32 } from '../../src/util/random.ts';
@@ -181,14 +181,14 @@ function lossGraph(p: Record<string, HostTensor>, ctx: DfineLossContext): { b: G
 
 describe('D-FINE criterion on hand-made train outputs', () => {
   const p = predictions();
-  const ctx: DfineLossContext = { batch: B, nc: NC, layers: L, queries: Q, regMax: REG_MAX, regScale: REG_SCALE, project: PROJECT, dn: { slots: SLOTS, numDn: NUM_DN, numGroup: 1, positiveIdx } };
+  const ctx: DfineLossContext = { batch: B, nc: NC, layers: L, queries: Q, regMax: REG_MAX, regScale: REG_SCALE, project: PROJECT, dn: { slots: SLOTS, numDn: NUM_DN, numGroup: 1, positiveIdx }, cls: CLASS_LOSS.dfine };
   const want = reference(p);
   const { b, feeds, keys } = lossGraph(p, ctx);
 
   it('has the original\'s key set (4 + 5 per aux layer + 3 pre + 3 enc + 5 per dn layer + 3 dn_pre)', () => {
     assert.equal(keys.length, 4 + 5 * (L - 1) + 3 + 3 + 5 * L + 3);
     assert.deepEqual([...keys].sort(), Object.keys(want).sort());
-    assert.equal(dfineLossTerms(3, true).flatMap(termKeys).length, 38, 'D-FINE n (3 layers): 38 keys');
+    assert.equal(dfineLossTerms(3, true).flatMap((t) => termKeys(t, CLASS_LOSS.dfine)).length, 38, 'D-FINE n (3 layers): 38 keys');
   });
 
   it('every key through the float64 interpreter equals the reference (rel 2e-6)', () => {

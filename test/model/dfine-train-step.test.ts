@@ -18,8 +18,7 @@ import { after, before, describe, it } from 'node:test';
 import type { HostTensor } from '../../src/graph/tensor.ts';
 import { padDenoisingInputs } from '../../src/models/dfine/denoising.ts';
 import { dfineFamily } from '../../src/models/dfine/family.ts';
-import { DFINE_LOSS_NAMES } from '../../src/models/dfine/loss.ts';
-import { dfineDnSlots, dfineParamGroups, dfineSchedule } from '../../src/models/dfine/train.ts';
+import { dfineDnSlots, dfineSchedule } from '../../src/models/dfine/train.ts';
 import { DFINE_DN_INPUTS } from '../../src/models/dfine/train-outputs.ts';
 import type { DetectionNetwork } from '../../src/models/registry.ts';
 import { parseDevice } from '../../src/runtime/device.ts';
@@ -28,21 +27,10 @@ import { clipGradNorm, Optimizer } from '../../src/train/optimizer.ts';
 import { loadCheckpointFile } from '../../src/weights/checkpoint.ts';
 import { readSafetensors } from '../../src/weights/safetensors.ts';
 import { relL2 } from '../helpers/compare.ts';
+import { contractTargets } from '../helpers/dfine-targets.ts';
 import { fixture } from '../helpers/fixtures.ts';
 
 const cpu = parseDevice('cpu');
-
-/** The fixture's pixel [class, cx, cy, w, h] rows as the contract's normalised [class, x1, y1, x2, y2] (padding -1). */
-function contractTargets(rows: HostTensor, size: number): PlainTensor {
-  const d = rows.data as Float32Array;
-  const out = new Float32Array(d.length);
-  for (let r = 0; r < d.length / 5; r++) {
-    const [c, cx, cy, w, h] = d.subarray(r * 5, r * 5 + 5) as unknown as number[];
-    if (!(w! > 0 && h! > 0)) { out[r * 5] = -1; continue; }
-    out.set([c!, (cx! - w! / 2) / size, (cy! - h! / 2) / size, (cx! + w! / 2) / size, (cy! + h! / 2) / size], r * 5);
-  }
-  return { data: out, dims: [...rows.dims] };
-}
 
 describe('D-FINE n lossAndGradients() on the original\'s train step', () => {
   let train: Map<string, HostTensor>;
@@ -70,7 +58,8 @@ describe('D-FINE n lossAndGradients() on the original\'s train step', () => {
   it('loss_total and each logged family of keys (vfl, bbox, giou, fgl, ddf) within 1e-4 relative', () => {
     const total = (train.get('loss_total')!.data as Float32Array)[0]!;
     assert.ok(Math.abs(ours.loss.total - total) <= 1e-4 * total, `total ${ours.loss.total} vs ${total}`);
-    for (const name of DFINE_LOSS_NAMES) {
+    assert.deepEqual(dfineFamily.train!.lossNames, ['vfl', 'bbox', 'giou', 'fgl', 'ddf']);
+    for (const name of dfineFamily.train!.lossNames) {
       const want = fixtureSum(name);
       assert.ok(Math.abs(ours.loss[name]! - want) <= 1e-4 * Math.abs(want), `${name}: ${ours.loss[name]} vs ${want}`);
     }
@@ -114,7 +103,7 @@ describe('D-FINE training recipe', () => {
   it('four AdamW groups: head and backbone, each with and without decay (norm, .bn., bias, lab.scale); backbone LR x 0.5', async () => {
     const net = dfineFamily.create({ size: 'n' });
     const trainable = [...net.namedTensors()].filter(([, p]) => p.kind === 'parameter' && p.requiresGrad).map(([k]) => k);
-    const groups = dfineParamGroups(trainable, { weightDecay: 1e-4 });
+    const groups = dfineFamily.train!.paramGroups!(trainable, { weightDecay: 1e-4 }, net);
     assert.deepEqual(groups.map((g) => [g.name, g.weightDecay, g.lrMult]), [['head_wd', 1e-4, 1], ['head_no_wd', 0, 1], ['backbone_wd', 1e-4, 0.5], ['backbone_no_wd', 0, 0.5]]);
     const of = (k: string): string => groups.find((g) => g.keys.includes(k))!.name;
     assert.equal(of('encoder.encoder.0.layers.0.self_attn.in_proj_bias'), 'head_no_wd');
@@ -127,7 +116,7 @@ describe('D-FINE training recipe', () => {
 
   it('the optimizer takes the groups: AdamW decay per group, the schedule LR times each multiplier', () => {
     const net = dfineFamily.create({ size: 'n' });
-    const opt = Optimizer.create(net.namedTensors(), { optimizer: 'adamw', lr0: 2e-4, weightDecay: 1e-4 }, (keys) => dfineParamGroups(keys, { weightDecay: 1e-4 }));
+    const opt = Optimizer.create(net.namedTensors(), { optimizer: 'adamw', lr0: 2e-4, weightDecay: 1e-4 }, (keys) => dfineFamily.train!.paramGroups!(keys, { weightDecay: 1e-4 }, net));
     assert.deepEqual(opt.groups.map((g) => g.weightDecay), [1e-4, 0, 1e-4, 0]);
     opt.setLr(1e-4);
     assert.deepEqual(opt.lrs, [1e-4, 1e-4, 5e-5, 5e-5]);

@@ -13,7 +13,9 @@ import { after, describe, it } from 'node:test';
 import { mulberry32 } from '../../src/data/augment.ts';
 import { loadDataset } from '../../src/data/dataset.ts';
 import type { RgbImage } from '../../src/data/rgb-image.ts';
+import { loadImageFile } from '../../src/data/image.ts';
 import { createLoader } from '../../src/data/loader.ts';
+import { resizePilBilinear } from '../../src/data/pil-resize.ts';
 import { iouCrop, photometricDistort, sanitizeBoxes, strongAugment, zoomOut } from '../../src/data/strong-augment.ts';
 import { generateSynthDataset } from '../../src/data/synth.ts';
 import { trainingHooks } from '../../src/models/registry.ts';
@@ -120,6 +122,37 @@ describe('D-FINE strong ops', () => {
     const [off, off2, on] = [await batch(false), await batch(false), await batch(true)];
     assert.deepEqual(off, off2);
     assert.notDeepEqual(on, off);
+  });
+
+  it('preResize false (DEIM): the sample is the decoded image stretched once, not fitted into imgsz first; the boxes as labelled', async () => {
+    const synth = await generateSynthDataset({ out: join(tmp, 'ds-unresized'), seed: 4, train: 2, val: 1, imgsz: 160, classes: ['circle'], minObjects: 1, maxObjects: 2, sizeRange: [0.3, 0.5] });
+    const split = await loadDataset(synth.yaml, 'train');
+    const hyp = { hsvProb: 0, flipProb: 0, mosaicProb: 0, resize: 'stretch' as const };
+    const S = 64;
+    const batch = async (preResize: boolean) => {
+      const loader = createLoader(split, { imgsz: S, batch: 1, workers: 0, seed: 3, shuffle: false, hyp, preResize });
+      try {
+        for await (const b of loader.epoch(0)) return { images: b.images.data as Float32Array, targets: b.targets.data as Float32Array, path: b.paths[0]! };
+        throw new Error('no batch');
+      } finally {
+        await loader.close();
+      }
+    };
+    const [once, twice] = [await batch(false), await batch(true)];
+    const img = await loadImageFile(once.path);
+    assert.ok(img.width > S && img.height > S, `the synth image (${img.width}x${img.height}) is larger than imgsz`);
+    const want = resizePilBilinear(img, S, S);
+    let worst = 0;
+    for (let c = 0; c < 3; c++) for (let p = 0; p < S * S; p++) worst = Math.max(worst, Math.abs(once.images[c * S * S + p]! - want.data[p * 3 + c]! / 255));
+    assert.ok(worst < 1e-6, `one antialiased stretch of the decoded image (worst ${worst})`);
+    assert.notDeepEqual(once.images, twice.images, 'the pre-resized sample went through two resizes');
+    // Once: the label file's boxes exactly; the pre-resize truncates the height to int(H0 r), which moves y a little.
+    const rows = split.labels[split.images.indexOf(once.path)]!.rows;
+    for (let r = 0; r < rows.length / 5; r++) {
+      const [c, cx, cy, w, h] = rows.subarray(r * 5, r * 5 + 5) as unknown as number[];
+      const want = [c!, cx! - w! / 2, cy! - h! / 2, cx! + w! / 2, cy! + h! / 2];
+      want.forEach((v, k) => assert.ok(Math.abs(once.targets[r * 5 + k]! - v) < 1e-5, `row ${r} field ${k}: ${once.targets[r * 5 + k]} vs ${v}`));
+    }
   });
 
   it('they run before int(epochs x aug_stop_epoch_ratio) and never in the no-aug epochs: D-FINE\'s 132 epochs stop at 112', () => {

@@ -22,8 +22,8 @@ const NAMES: Record<DfineVariant, { displayName: string; filenamePrefix: string 
   deim: { displayName: 'DEIM', filenamePrefix: 'LibreDEIM' },
 };
 
-/** The family of one variant; `train`: its training hooks (DEIM's MAL objective is not ported yet). */
-const variantFamily = (variant: DfineVariant, train: boolean): ModelFamily => {
+/** The family of one variant, with its training hooks. */
+const variantFamily = (variant: DfineVariant): ModelFamily => {
   const family: ModelFamily = {
     name: variant,
     ...NAMES[variant],
@@ -61,7 +61,7 @@ const variantFamily = (variant: DfineVariant, train: boolean): ModelFamily => {
       toPredictLayout: dfineExportToPredict,
     },
 
-    ...(train ? { train: dfineTrainingHooks((size, nc, stateDict) => family.create({ size, nc, ...(stateDict ? { stateDict } : {}) })) } : {}),
+    train: dfineTrainingHooks(variant, (size, nc, stateDict) => family.create({ size, nc, ...(stateDict ? { stateDict } : {}) })),
 
     canLoad: (keys) => looksLikeDfineOrDeim(keys),
 
@@ -91,5 +91,5 @@ const variantFamily = (variant: DfineVariant, train: boolean): ModelFamily => {
   return family;
 };
 
-export const dfineFamily = variantFamily('dfine', true);
-export const deimFamily = variantFamily('deim', false);
+export const dfineFamily = variantFamily('dfine');
+export const deimFamily = variantFamily('deim');

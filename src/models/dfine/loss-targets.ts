@@ -2,13 +2,14 @@
  * The host half of D-FINE's criterion: from the train-mode forward's predictions,
  * the matchings (main, per aux layer, pre, enc; their GO union; the denoising matches) and every
  * detached quantity the original computes under no_grad or `.detach()` -- IoUs of matched boxes,
- * VFL weights from sigmoid(logits), FGL bin targets from ref0, DDF weights from the teacher's logits,
+ * the class term's (VFL or MAL) targets and weights from them and sigmoid(logits), FGL bin targets
+ * from ref0, DDF weights from the teacher's logits,
  * the num_boxes normalisers -- as dense tensors the loss graph (loss.ts) multiplies in. The loss
  * graph itself then holds only the differentiable parts.
  */
 import type { HostTensor } from '../../graph/tensor.ts';
 import type { HostTensorSpec } from '../registry.ts';
-import { DFINE_DDF_T, DFINE_VFL, LOSS_INPUT, dfineLossTerms, type DfineLossTerm } from './loss-terms.ts';
+import { DFINE_DDF_T, LOSS_INPUT, dfineLossTerms, type ClassLoss, type DfineLossTerm } from './loss-terms.ts';
 import { denoisingMatches, hungarianMatch, unionMatches, type ImageTargets, type Match, type MatchInput } from './matcher.ts';
 
 const f = Math.fround;
@@ -26,6 +27,8 @@ export interface DfineLossContext {
   project: Float32Array;
   /** Denoising: slot count of the forward, real queries, groups and positive slots per image; null without. */
   dn: { slots: number; numDn: number; numGroup: number; positiveIdx: ReadonlyArray<ArrayLike<number>> } | null;
+  /** The classification term: D-FINE's VFL or DEIM's MAL (loss-terms.ts CLASS_LOSS). */
+  cls: ClassLoss;
 }
 
 /** Shapes of every loss-graph input for a context (fixed per train shape). */
@@ -35,8 +38,8 @@ export function dfineLossInputSpecs(ctx: DfineLossContext): Record<string, HostT
   const qOf = (split: DfineLossTerm['split']): number => (split === 'denoising' ? ctx.dn!.slots : ctx.queries);
   for (const t of dfineLossTerms(ctx.layers, ctx.dn !== null)) {
     const Q = qOf(t.split);
-    out[LOSS_INPUT.vflTarget(t.suffix)] = { dtype: 'float32', dims: [B, Q, nc] };
-    out[LOSS_INPUT.vflWeight(t.suffix)] = { dtype: 'float32', dims: [B, Q, nc] };
+    out[LOSS_INPUT.clsTarget(t.suffix)] = { dtype: 'float32', dims: [B, Q, nc] };
+    out[LOSS_INPUT.clsWeight(t.suffix)] = { dtype: 'float32', dims: [B, Q, nc] };
     out[LOSS_INPUT.boxMask(t.split)] = { dtype: 'float32', dims: [B, Q, 1] };
     out[LOSS_INPUT.boxTarget(t.split)] = { dtype: 'float32', dims: [B, Q, 4] };
     if (t.fgl) out[LOSS_INPUT.fglLabel(t.suffix)] = { dtype: 'float32', dims: [B, Q, 4, regMax + 1] };
@@ -177,9 +180,9 @@ export function dfineLossInputs(preds: Preds, targets: readonly ImageTargets[], 
     const Q = slots(t);
     const R = real(t);
     const { logits, boxes } = matchInput(preds, t.source, B, nc);
-    // VFL with this term's own matching: IoU of matched boxes as the soft target.
-    const target = tensor(LOSS_INPUT.vflTarget(t.suffix));
-    const weight = tensor(LOSS_INPUT.vflWeight(t.suffix));
+    // The class term with this term's own matching: from the IoU of the matched boxes.
+    const target = tensor(LOSS_INPUT.clsTarget(t.suffix));
+    const weight = tensor(LOSS_INPUT.clsWeight(t.suffix));
     const gtClass = new Int32Array(B * Q).fill(-1);
     const gtIou = new Float32Array(B * Q);
     m.byTerm[t.suffix]!.forEach((mt, img) => mt.queries.forEach((q, k) => {
@@ -193,11 +196,13 @@ export function dfineLossInputs(preds: Preds, targets: readonly ImageTargets[], 
         const row = img * Q + q;
         for (let c = 0; c < nc; c++) {
           const o = row * nc + c;
-          const hot = gtClass[row] === c;
-          const s = sigmoid(logits[o]!);
-          const tq = hot ? gtIou[row]! : 0;
-          target[o] = tq;
-          weight[o] = (hot ? tq : f(DFINE_VFL.alpha * f(s ** DFINE_VFL.gamma))) / norm;
+          if (gtClass[row] === c) {
+            const tq = ctx.cls.target(gtIou[row]!);
+            target[o] = tq;
+            weight[o] = ctx.cls.positiveWeight(tq) / norm;
+          } else {
+            weight[o] = ctx.cls.negativeWeight(sigmoid(logits[o]!)) / norm;
+          }
         }
       }
     }

@@ -2,7 +2,7 @@
  * D-FINE's criterion as graph ops over the train outputs (train-outputs.ts), with
  * the matchings and every detached factor fed from the host (loss-targets.ts) as dense per-query
  * tensors, so one graph serves any matching:
- * - VFL: sum(weight x BCE-with-logits(logit, IoU x one-hot));
+ * - VFL (D-FINE) or MAL (DEIM): sum(weight x BCE-with-logits(logit, soft target)), both fed;
  * - boxes: 5 x sum(mask x |box - gt|), 2 x sum(mask x (1 - GIoU(box, gt)));
  * - FGL: 0.15 x -sum(soft label x log_softmax(corners)) (the two-bin CE weighted by IoU);
  * - DDF: 1.5 x sum(coef x KL(softmax(teacher / T) || softmax(student / T))), teacher detached.
@@ -11,11 +11,8 @@
 import { i, type GraphBuilder } from '../../graph/builder.ts';
 import { reshape, slice } from '../../graph/nn.ts';
 import type { LossValues } from '../registry.ts';
-import { DFINE_DDF_T, DFINE_LOSS_WEIGHTS, LOSS_INPUT, dfineLossTerms, termKeys, type DfineLossTerm } from './loss-terms.ts';
+import { DFINE_DDF_T, DFINE_LOSS_WEIGHTS, LOSS_INPUT, dfineLossTerms, lossNamesOf, termKeys, type ClassLoss, type DfineLossTerm } from './loss-terms.ts';
 import type { DfineHeadOutputs, DfineLayerOutputs, DfineTrainOutputs } from './train-outputs.ts';
-
-/** Logged components: each sums its family of keys. */
-export const DFINE_LOSS_NAMES = ['vfl', 'bbox', 'giou', 'fgl', 'ddf'] as const;
 
 /** A full sum, accumulated in float64 under the precise-statistics setting. */
 function total(b: GraphBuilder, x: string): string {
@@ -68,8 +65,8 @@ function head(out: DfineTrainOutputs, t: DfineLossTerm): DfineHeadOutputs | Dfin
   return t.source === 'enc' ? out.enc : split.pre;
 }
 
-/** Every loss key as a named scalar graph value, the components and the total. */
-export function emitDfineLoss(b: GraphBuilder, out: DfineTrainOutputs, feeds: LossFeeds): LossValues & { keys: Record<string, string> } {
+/** Every loss key as a named scalar graph value, the components and the total; `cls` names the class term's keys. */
+export function emitDfineLoss(b: GraphBuilder, out: DfineTrainOutputs, feeds: LossFeeds, cls: ClassLoss): LossValues & { keys: Record<string, string> } {
   const need = (name: string): string => {
     const v = feeds[name];
     if (!v) throw new Error(`D-FINE loss: missing input ${name}`);
@@ -82,8 +79,8 @@ export function emitDfineLoss(b: GraphBuilder, out: DfineTrainOutputs, feeds: Lo
   for (const t of dfineLossTerms(out.matching.layers.length, out.denoising !== null)) {
     b.scope(`loss${t.suffix || '_main'}`, () => {
       const h = head(out, t);
-      const vfl = total(b, b.op('Mul', [need(LOSS_INPUT.vflWeight(t.suffix)), bceWithLogits(b, h.logits, need(LOSS_INPUT.vflTarget(t.suffix)))]));
-      named(`loss_vfl${t.suffix}`, b.op('Mul', [vfl, b.scalar(W.vfl, 'w_vfl')]));
+      const clsSum = total(b, b.op('Mul', [need(LOSS_INPUT.clsWeight(t.suffix)), bceWithLogits(b, h.logits, need(LOSS_INPUT.clsTarget(t.suffix)))]));
+      named(`loss_${cls.key}${t.suffix}`, b.op('Mul', [clsSum, b.scalar(W.cls, `w_${cls.key}`)]));
       const mask = need(LOSS_INPUT.boxMask(t.split));
       const gt = need(LOSS_INPUT.boxTarget(t.split));
       const l1 = total(b, b.op('Mul', [b.op('Abs', [b.op('Sub', [h.boxes, gt])]), mask]));
@@ -95,7 +92,7 @@ export function emitDfineLoss(b: GraphBuilder, out: DfineTrainOutputs, feeds: Lo
         const ce = total(b, b.op('Mul', [need(LOSS_INPUT.fglLabel(t.suffix)), logBins(b, h.corners, bins)]));
         named(`loss_fgl${t.suffix}`, b.op('Mul', [ce, b.scalar(-W.fgl, 'w_fgl')]));
       }
-      if (termKeys(t).includes(`loss_ddf${t.suffix}`)) {
+      if (termKeys(t, cls).includes(`loss_ddf${t.suffix}`)) {
         if (!t.ddf) {
           // The split's teacher distils into itself: the original's exact zero.
           named(`loss_ddf${t.suffix}`, b.op('Mul', [total(b, h.corners), b.scalar(0, 'zero')]));
@@ -113,7 +110,7 @@ export function emitDfineLoss(b: GraphBuilder, out: DfineTrainOutputs, feeds: Lo
   }
   const sum = (vs: string[]): string => (vs.length === 1 ? b.op('Identity', [vs[0]!]) : b.op('Sum', vs));
   const components: Record<string, string> = {};
-  for (const name of DFINE_LOSS_NAMES) {
+  for (const name of lossNamesOf(cls)) {
     const vs = Object.entries(keys).filter(([k]) => k === `loss_${name}` || k.startsWith(`loss_${name}_`)).map(([, v]) => v);
     components[name] = b.op('Identity', [sum(vs)], {}, { name: `loss_${name}_sum` });
   }

@@ -3,15 +3,18 @@
  * denoising queries drawn on the host (the contract's `HostAssigner.draws`, denoising.ts), the
  * Hungarian matchings and the criterion's detached factors on the host (loss-targets.ts) from a
  * forward-only run of the same graph, and the criterion as graph ops (loss.ts); the original's
- * recipe (DFINEConfig) as defaults and its flat-cosine schedule.
+ * recipe (DFINEConfig) as defaults and its flat-cosine schedule. DEIM trains the same way with
+ * MAL as its class term and DEIMConfig's defaults (dfine.md 1.4, 6.1).
  */
 import type { HostTensor } from '../../graph/tensor.ts';
 import { STANDARD_STEPS, type AugmentRecipe } from '../../data/recipe.ts';
 import type { DetectionNetwork, HostAssigner, ScheduleInputs, StateDict, TrainShape, TrainingHooks } from '../registry.ts';
 import { drawDenoising, denoisingGroups } from './denoising.ts';
 import { initializeDfine } from './init.ts';
-import { DFINE_LOSS_NAMES, emitDfineLoss } from './loss.ts';
+import type { DfineSize, DfineVariant } from './config.ts';
+import { emitDfineLoss } from './loss.ts';
 import { dfineLossInputs, dfineLossInputSpecs, type DfineLossContext } from './loss-targets.ts';
+import { CLASS_LOSS, lossNamesOf } from './loss-terms.ts';
 import { denoisingPositiveIdx, type ImageTargets } from './matcher.ts';
 import { DfineNetwork } from './network.ts';
 import { emitDfineTrainForward } from './train-forward.ts';
@@ -36,22 +39,30 @@ export const DFINE_AUGMENT: AugmentRecipe = [
   STANDARD_STEPS.hsv, STANDARD_STEPS.flip,
 ];
 
-/** DFINEConfig.backbone_lr_mult. */
-export const DFINE_BACKBONE_LR_MULT = 0.5;
+/** DEIMConfig where it differs from DFINEConfig. */
+export const DEIM_TRAIN_DEFAULTS: Readonly<Record<string, unknown>> = {
+  ...DFINE_TRAIN_DEFAULTS, lr0: 4e-4, no_aug_epochs: 12, min_lr_ratio: 0.5, aug_stop_epoch_ratio: 0.91, name: 'deim_exp',
+};
+
+/** backbone_lr_mult: DFINEConfig's 0.5 at every size, DEIMConfig's per size. */
+export const BACKBONE_LR_MULT: Record<DfineVariant, Record<DfineSize, number>> = {
+  dfine: { n: 0.5, s: 0.5, m: 0.5, l: 0.5, x: 0.5 },
+  deim: { n: 0.5, s: 0.5, m: 0.1, l: 0.05, x: 0.01 },
+};
 
 /**
  * The original's four AdamW groups, empty ones left out: head with decay, head
  * without, backbone with, backbone without (LR x backbone_lr_mult). No decay for names holding
  * "norm", ".bn.", "bias" or "lab.scale" (substrings: MHA's in_proj_bias included).
  */
-export function dfineParamGroups(trainable: string[], cfg: { weightDecay: number }): Array<{ name: string; keys: string[]; weightDecay: number; lrMult: number }> {
+export function dfineParamGroups(trainable: string[], cfg: { weightDecay: number; backboneLrMult: number }): Array<{ name: string; keys: string[]; weightDecay: number; lrMult: number }> {
   const noDecay = (k: string): boolean => k.includes('norm') || k.includes('.bn.') || k.includes('bias') || k.includes('lab.scale');
   const backbone = (k: string): boolean => k.startsWith('backbone.');
   const groups = [
     { name: 'head_wd', keys: trainable.filter((k) => !backbone(k) && !noDecay(k)), weightDecay: cfg.weightDecay, lrMult: 1 },
     { name: 'head_no_wd', keys: trainable.filter((k) => !backbone(k) && noDecay(k)), weightDecay: 0, lrMult: 1 },
-    { name: 'backbone_wd', keys: trainable.filter((k) => backbone(k) && !noDecay(k)), weightDecay: cfg.weightDecay, lrMult: DFINE_BACKBONE_LR_MULT },
-    { name: 'backbone_no_wd', keys: trainable.filter((k) => backbone(k) && noDecay(k)), weightDecay: 0, lrMult: DFINE_BACKBONE_LR_MULT },
+    { name: 'backbone_wd', keys: trainable.filter((k) => backbone(k) && !noDecay(k)), weightDecay: cfg.weightDecay, lrMult: cfg.backboneLrMult },
+    { name: 'backbone_no_wd', keys: trainable.filter((k) => backbone(k) && noDecay(k)), weightDecay: 0, lrMult: cfg.backboneLrMult },
   ];
   return groups.filter((g) => g.keys.length > 0);
 }
@@ -95,7 +106,7 @@ function lossContext(net: DfineNetwork, shape: TrainShape, targets: readonly Ima
   const { groups, numDn } = denoisingGroups(maxGts);
   return {
     batch: shape.batch, nc: net.options.nc, layers: net.cfg.decLayers, queries: 300, regMax: project.length - 1, regScale, project,
-    dn: { slots, numDn, numGroup: groups, positiveIdx },
+    dn: { slots, numDn, numGroup: groups, positiveIdx }, cls: CLASS_LOSS[net.variant],
   };
 }
 
@@ -141,15 +152,17 @@ export function dfineSchedule(c: ScheduleInputs): { lr(step: number): number } {
   };
 }
 
-export function dfineTrainingHooks(create: (size: string, nc: number, sd: StateDict | null) => DetectionNetwork): TrainingHooks {
+/** The training hooks of D-FINE or DEIM (`variant`): one network, the class term and the defaults differ. */
+export function dfineTrainingHooks(variant: DfineVariant, create: (size: string, nc: number, sd: StateDict | null) => DetectionNetwork): TrainingHooks {
   return {
-    lossNames: DFINE_LOSS_NAMES,
+    lossNames: lossNamesOf(CLASS_LOSS[variant]),
     emitLoss(b, network, inputs, shape) {
-      const out = forward(b, asDfine(network), inputs.images, shape);
-      return b.scope('loss', () => emitDfineLoss(b, out, inputs.assigned));
+      const net = asDfine(network);
+      const out = forward(b, net, inputs.images, shape);
+      return b.scope('loss', () => emitDfineLoss(b, out, inputs.assigned, CLASS_LOSS[net.variant]));
     },
     assigner: dfineAssigner,
-    defaults: DFINE_TRAIN_DEFAULTS,
+    defaults: variant === 'deim' ? DEIM_TRAIN_DEFAULTS : DFINE_TRAIN_DEFAULTS,
     adaptClasses(sd, size, nc) {
       // The original rebuilds at nc and copies every tensor whose shape still matches.
       const fresh = create(size, nc, null);
@@ -161,8 +174,13 @@ export function dfineTrainingHooks(create: (size: string, nc: number, sd: StateD
       return create(size, nc, keep);
     },
     initialize: (network, seed) => initializeDfine(asDfine(network), seed),
-    paramGroups: dfineParamGroups,
+    paramGroups: (trainable, cfg, network) => {
+      const net = asDfine(network);
+      return dfineParamGroups(trainable, { ...cfg, backboneLrMult: BACKBONE_LR_MULT[net.variant][net.options.size] });
+    },
     augment: DFINE_AUGMENT,
+    // DEIM's transform gets the original image and resizes it once; D-FINE's dataset pre-resizes it.
+    ...(variant === 'deim' ? { unresizedSamples: true } : {}),
     schedule: dfineSchedule,
   };
 }
