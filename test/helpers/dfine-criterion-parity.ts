@@ -3,7 +3,9 @@
  * Runtime with the stored denoising draws injected, then the host matchings and the loss graph
  * (interpreted) on its outputs. The main matching must equal match_final.img* (each matched query
  * paired with the reference's by its box, so near-tied proposals may trade rows), and every one of
- * the 38 loss.* and loss_total within 1e-4 relative.
+ * the 38 loss.* and loss_total within 1e-4 relative. A key whose stored value is itself more than
+ * 1e-4 from exact arithmetic (`float64`: the value of the float64 forward and criterion, measured by
+ * bench/dfine-grad-kinks.ts) is held to that value instead, within 1e-5.
  */
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
@@ -14,7 +16,7 @@ import { fedLossGraph, type FedLossGraph } from './dfine-loss-graph.ts';
 import { fixtureTargets } from './dfine-targets.ts';
 import { fixtureForward } from './dfine-train-graph.ts';
 
-export function describeCriterionParity(variant: DfineVariant, title: string): void {
+export function describeCriterionParity(variant: DfineVariant, title: string, float64: Readonly<Record<string, number>> = {}): void {
   describe(title, () => {
     let train: Map<string, HostTensor>;
     let preds: Record<string, HostTensor>;
@@ -52,7 +54,15 @@ export function describeCriterionParity(variant: DfineVariant, title: string): v
         const want = (train.get(`loss.${k}`)!.data as Float32Array)[0]!;
         const rel = Math.abs(got[k]! - want) / Math.max(Math.abs(want), 1e-6);
         worst.push([k, rel]);
-        if (want === 0) assert.equal(got[k], 0, k); else assert.ok(rel <= 1e-4, `${k}: ${got[k]} vs ${want} (rel ${rel.toExponential(2)})`);
+        const exact = float64[k];
+        if (exact !== undefined) {
+          const refOff = Math.abs(want - exact) / Math.abs(exact);
+          const ours = Math.abs(got[k]! - exact) / Math.abs(exact);
+          console.log(`# ${k}: the reference is ${refOff.toExponential(2)} from float64, ours ${ours.toExponential(2)}`);
+          assert.ok(refOff > 1e-4, `${k}: the reference is within 1e-4 of float64 (${refOff.toExponential(2)}): hold it to the reference`);
+          assert.ok(ours <= 1e-5, `${k}: ${got[k]} vs float64 ${exact} (rel ${ours.toExponential(2)})`);
+        } else if (want === 0) assert.ok(got[k] === 0, `${k}: ${got[k]}, the exact zero (either sign: DEIM stores -0)`);
+        else assert.ok(rel <= 1e-4, `${k}: ${got[k]} vs ${want} (rel ${rel.toExponential(2)})`);
       }
       assert.equal(fed.keys.length, 38);
       const total = (train.get('loss_total')!.data as Float32Array)[0]!;
