@@ -10,12 +10,19 @@
 import { cpus } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { yolo9Family } from '../src/models/yolo9/family.ts';
 import { parseDevice } from '../src/runtime/device.ts';
 import { Optimizer } from '../src/train/optimizer.ts';
 import { openStepRunner } from '../src/train/runner.ts';
 import { applyRunningStats } from '../src/graph/state-dict.ts';
 import { noiseTrainBatch } from './noise-batch.ts';
+
+// --expose-gc on the command line would pass to ORT's worker threads, which refuse it; set at run time
+// the flag exposes gc() to a fresh context only.
+setFlagsFromString('--expose-gc');
+const collectGarbage = runInNewContext('gc') as () => void;
 
 const { values } = parseArgs({
   options: {
@@ -52,6 +59,9 @@ const times: number[] = [];
 let finite = true;
 try {
   for (let k = 0; k < warmup + steps; k++) {
+    // The JS heap's garbage is collected before each step, so the peak is the step's own memory
+    // rather than whatever the last step left for the collector (some 15 MiB either way).
+    collectGarbage();
     const t0 = performance.now();
     const r = await runner.run(batches[k % 2]!);
     finite &&= Number.isFinite(r.loss.total);
