@@ -9,6 +9,7 @@
  */
 import { analyzeTrace } from '../profile/analyze.ts';
 import { concludeProfile } from '../profile/conclude.ts';
+import { EngineTrace } from '../profile/engine-trace.ts';
 import { HostRecord } from '../profile/host-record.ts';
 import { hostTraceEvents, ORT_PID, sessionProcessEvents, sessionThreadEvents } from '../profile/host-trace.ts';
 import { runInferenceProfile, type InferenceProfileOptions, type InferenceTarget, type InferenceTrace, type ProfilePlatform } from '../profile/inference-loop.ts';
@@ -22,33 +23,15 @@ import type { BrowserModel } from './model.ts';
 /** The prefix only turns profiling on: onnxruntime-web writes no file (its events come back from the worker). */
 const PROFILE_FLAG = 'libreyolo-web';
 
-class BrowserTrace implements InferenceTrace {
-  private readonly host = new HostRecord(() => null);
-  private done = false;
-
-  private constructor(private readonly engines: readonly SessionEngine[]) {}
+class BrowserTrace extends EngineTrace implements InferenceTrace {
+  private constructor(engines: readonly SessionEngine[]) {
+    super(engines, new HostRecord(() => null));
+  }
 
   static async start(engines: readonly SessionEngine[]): Promise<BrowserTrace> {
     const t = new BrowserTrace(engines);
-    try {
-      for (const e of engines) await e.setProfiling(PROFILE_FLAG);
-    } catch (err) {
-      await t.abort();
-      throw err;
-    }
+    await t.enable(() => PROFILE_FLAG);
     return t;
-  }
-
-  get sawDeviceKernels(): boolean {
-    return this.host.sawDeviceKernels;
-  }
-
-  beginMeasurement(): void {
-    this.host.beginMeasurement();
-  }
-
-  step<T>(index: number, fn: () => Promise<T>): Promise<T> {
-    return this.host.step(index, fn);
   }
 
   /** Ends ORT's profiling and merges its events (on the host clock) with the host record: the trace, in memory. */
@@ -76,13 +59,6 @@ class BrowserTrace implements InferenceTrace {
       out.push(...sessionThreadEvents({ pid }, tids));
     });
     return out;
-  }
-
-  async abort(): Promise<void> {
-    this.host.stop();
-    if (this.done) return;
-    this.done = true;
-    for (const e of this.engines) await e.setProfiling(undefined);
   }
 }
 

@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { SessionEngine } from '../runtime/engine.ts';
 import { writeChromeTrace } from './chrome-trace.ts';
+import { EngineTrace } from './engine-trace.ts';
 import { HostRecord } from './host-record.ts';
 import { ORT_PID } from './host-trace.ts';
 import { ortClockOffset } from './ort-events.ts';
@@ -19,36 +20,17 @@ import type { TraceEvent } from './schema.ts';
 /** ORT's files go to `<tmpdir>/libreyolo-profile-<pid>-XXXXXX/`, removed when the recorder finishes. */
 export const ORT_DIR_PREFIX = 'libreyolo-profile-';
 
-export class ProfileRecorder {
-  private readonly host = new HostRecord(() => process.memoryUsage.rss() / 1e6);
-  private done = false;
+export class ProfileRecorder extends EngineTrace {
+  private constructor(engines: readonly SessionEngine[], private readonly ortDir: string) {
+    super(engines, new HostRecord(() => process.memoryUsage.rss() / 1e6));
+  }
 
-  private constructor(private readonly engines: readonly SessionEngine[], private readonly ortDir: string) {}
-
-  /** Turns ORT profiling on; the engines' sessions are recreated (profiled) on their next run. */
+  /** Turns ORT profiling on, each engine's files under a unique prefix in a private temp dir. */
   static async start(engines: readonly SessionEngine[]): Promise<ProfileRecorder> {
     const dir = await mkdtemp(join(tmpdir(), `${ORT_DIR_PREFIX}${process.pid}-`));
     const rec = new ProfileRecorder(engines, dir);
-    try {
-      for (const [k, e] of engines.entries()) await e.setProfiling(join(dir, `e${k}`));
-    } catch (err) {
-      await rec.abort();
-      throw err;
-    }
+    await rec.enable((k) => join(dir, `e${k}`));
     return rec;
-  }
-
-  /** Set by finish(): whether ORT reported device kernel events (not only node times). */
-  get sawDeviceKernels(): boolean {
-    return this.host.sawDeviceKernels;
-  }
-
-  beginMeasurement(): void {
-    this.host.beginMeasurement();
-  }
-
-  step<T>(index: number, fn: () => Promise<T>): Promise<T> {
-    return this.host.step(index, fn);
   }
 
   /** Flushes ORT's profiles, writes them merged with the host record to `path`, and cleans up. */
@@ -79,15 +61,7 @@ export class ProfileRecorder {
     }
   }
 
-  /** Turns profiling off (releasing the profiled sessions) and removes ORT's files; safe to repeat. */
-  async abort(): Promise<void> {
-    this.host.stop();
-    if (this.done) return;
-    this.done = true;
-    try {
-      for (const e of this.engines) await e.setProfiling(undefined);
-    } finally {
-      await rm(this.ortDir, { recursive: true, force: true });
-    }
+  protected override async cleanUp(): Promise<void> {
+    await rm(this.ortDir, { recursive: true, force: true });
   }
 }
