@@ -4,34 +4,15 @@
  * The step's ORT run is bracketed as the `forward` phase for a profiler; its gradient nodes carry
  * `/backward/` names, so kernels are attributed to `backward` from the ORT profile.
  */
-import type { Device } from '../runtime/device.ts';
 import type { DetectionNetwork, ModelFamily } from '../models/registry.ts';
-import { TrainStep } from './step.ts';
+import { TrainStep, type TrainStepOptions } from './step.ts';
 import type { StepResult } from './types.ts';
 import type { TrainBatch } from '../data/train-batch.ts';
 
 export type PhaseFn = <T>(name: 'to_device' | 'forward' | 'backward' | 'optimizer', fn: () => Promise<T>) => Promise<T>;
 
-export interface StepRunnerOptions {
-  device: Device;
-  threads?: number;
-  imgsz: [number, number];
-  maxTargets: number;
-  /** BatchNorm statistics accumulated in float64 as PyTorch does (the step's parity setting). */
-  preciseStats?: boolean;
-  /** Mixed precision with loss scaling (GPU providers). */
-  amp?: boolean;
-  /** Recompute cheap forward values in the backward (default true; TrainStepOptions.recomputeCheap). */
-  recomputeCheap?: boolean;
-  /** ORT's memory pattern (default off; TrainStepOptions.memPattern). */
-  memPattern?: boolean;
-  /** ORT's CPU memory arena (default on; TrainStepOptions.cpuArena). */
-  cpuArena?: boolean;
-  /** ORT profile file prefix: sessions are created profiled (`<prefix>_b<batch>`). */
-  profileFilePrefix?: string;
-  /** Seed of the family's host draws (TrainStepOptions.seed). */
-  seed?: number;
-}
+/** A step's options for every batch size; `profileFilePrefix` gets `_b<batch>` per session. */
+export type StepRunnerOptions = Omit<TrainStepOptions, 'batch'>;
 
 export interface StepRunner {
   /** Creates the session for this batch size now (it takes a while), so the first step is a plain step. */

@@ -258,22 +258,12 @@ function precisionRecall(res: CocoEvalResult): { precision: number; recall: numb
   return { precision: meanOrZero(p), recall: meanOrZero(r) };
 }
 
-/** The 12 summary stats under the original's unsuffixed key names. */
-function summaryKeys(s: readonly number[]): Record<string, number> {
-  return {
-    'metrics/mAP50-95': s[0]!,
-    'metrics/mAP50': s[1]!,
-    'metrics/mAP75': s[2]!,
-    'metrics/mAP_small': s[3]!,
-    'metrics/mAP_medium': s[4]!,
-    'metrics/mAP_large': s[5]!,
-    'metrics/AR1': s[6]!,
-    'metrics/AR10': s[7]!,
-    'metrics/AR100': s[8]!,
-    'metrics/AR_small': s[9]!,
-    'metrics/AR_medium': s[10]!,
-    'metrics/AR_large': s[11]!,
-  };
+/** COCOeval's 12 summary stats, in order, under the original's unsuffixed key names. */
+const SUMMARY_KEYS = ['mAP50-95', 'mAP50', 'mAP75', 'mAP_small', 'mAP_medium', 'mAP_large', 'AR1', 'AR10', 'AR100', 'AR_small', 'AR_medium', 'AR_large'];
+
+/** Summary stats `from` (inclusive) to `to` (exclusive) as `metrics/<name>` entries. */
+function summaryKeys(s: readonly number[], from = 0, to = SUMMARY_KEYS.length): Record<string, number> {
+  return Object.fromEntries(SUMMARY_KEYS.slice(from, to).map((name, k) => [`metrics/${name}`, s[from + k]!]));
 }
 
 /**
@@ -299,25 +289,16 @@ export function segmentMetricsDict(box: CocoEvalResult, mask: CocoEvalResult): R
 export function metricsDict(res: CocoEvalResult): Record<string, number> {
   const { precision, recall } = precisionRecall(res);
   const s = res.stats;
+  // The original's column order: precision and recall, the three mAPs, the (B) copies, the rest.
   return {
     'metrics/precision': precision,
     'metrics/recall': recall,
-    'metrics/mAP50-95': s[0]!,
-    'metrics/mAP50': s[1]!,
-    'metrics/mAP75': s[2]!,
+    ...summaryKeys(s, 0, 3),
     'metrics/precision(B)': precision,
     'metrics/recall(B)': recall,
     'metrics/mAP50(B)': s[1]!,
     'metrics/mAP50-95(B)': s[0]!,
-    'metrics/mAP_small': s[3]!,
-    'metrics/mAP_medium': s[4]!,
-    'metrics/mAP_large': s[5]!,
-    'metrics/AR1': s[6]!,
-    'metrics/AR10': s[7]!,
-    'metrics/AR100': s[8]!,
-    'metrics/AR_small': s[9]!,
-    'metrics/AR_medium': s[10]!,
-    'metrics/AR_large': s[11]!,
+    ...summaryKeys(s, 3),
   };
 }
 
