@@ -11,15 +11,15 @@
  *   so must the read-back of its exported .onnx (raw cx, cy, w, h) into the predict layout.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
-import { LibreYOLO, type LibreYOLOModel, type Results } from '../../src/index.ts';
+import { before, describe, it } from 'node:test';
+import { LibreYOLO, type Results } from '../../src/index.ts';
 import type { HostTensor } from '../../src/graph/tensor.ts';
 import { loadCheckpointFile, saveCheckpointPt } from '../../src/weights/checkpoint.ts';
 import { DFINE_SHAPES, inputOf, readDfineIo, type DfineIo } from '../helpers/dfine-fixture.ts';
 import { fixture, REPO_ROOT } from '../helpers/fixtures.ts';
+import { useModel } from '../helpers/model.ts';
+import { tempDir } from '../helpers/temp.ts';
 
 const Q = 300, NC = 80;
 
@@ -75,22 +75,16 @@ function assertWidthsCollapsed(out: HostTensor, what: string): void {
 }
 
 describe('D-FINE predict decode', () => {
+  const model = useModel('dfinen_ref.pt', { threads: 2 });
+  const dir = tempDir();
   let io: DfineIo;
-  let model: LibreYOLOModel;
-  const dir = mkdtempSync(join(tmpdir(), 'libreyolo-dfine-decode-'));
-
-  before(async () => {
+  before(() => {
     io = readDfineIo();
-    model = await LibreYOLO(fixture('dfinen_ref.pt'), { progress: false, threads: 2 });
-  });
-  after(async () => {
-    await model.close();
-    rmSync(dir, { recursive: true, force: true });
   });
 
   for (const shape of DFINE_SHAPES) {
     it(`scores are an accurate sigmoid: as logits they match the stored pred_logits at ${shape} within 2x the fp64 floor, down to the smallest`, async () => {
-      const { err, minLogit } = worstLogitError(await model.forward(inputOf(io, shape)), io, shape);
+      const { err, minLogit } = worstLogitError(await model().forward(inputOf(io, shape)), io, shape);
       const limit = 2 * io.floor.pred_logits.max_abs;
       console.log(`# ${shape}: worst logit error ${err.toExponential(2)} (limit ${limit.toExponential(2)}), stored logits down to ${minLogit.toFixed(2)}`);
       assert.ok(minLogit < -11, `the stored logits reach ${minLogit}: the check needs scores near 1e-5 to tell an approximate sigmoid apart`);

@@ -6,50 +6,45 @@
  * and `libreyolo predict` naming the family and size.
  */
 import assert from 'node:assert/strict';
-import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { copyFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
-import { LibreYOLO, type LibreYOLOModel, type Results } from '../../src/index.ts';
+import { before, describe, it } from 'node:test';
+import { LibreYOLO, type Results } from '../../src/index.ts';
 import type { HostTensor } from '../../src/graph/tensor.ts';
 import { loadCheckpointFile, saveCheckpointPt } from '../../src/weights/checkpoint.ts';
 import { DfineDetector } from '../../src/models/dfine/detector.ts';
 import { writeSafetensors } from '../../src/weights/safetensors.ts';
 import { assertPhotoDetections, inputOf, limitsOf, predictLayoutErrors, readDfineIo, type DfineIo } from '../helpers/dfine-fixture.ts';
 import { fixture, REPO_ROOT } from '../helpers/fixtures.ts';
+import { useModel } from '../helpers/model.ts';
+import { tempDir } from '../helpers/temp.ts';
 import { cli } from '../helpers/profile-fixtures.ts';
 
 const PHOTO = join(REPO_ROOT, 'test/assets/parkour.jpg');
 import { DFINE_SHAPES as SHAPES } from '../helpers/dfine-fixture.ts';
 
 describe('D-FINE family through LibreYOLO()', () => {
+  const model = useModel('dfinen_ref.pt', { threads: 2 });
+  const dir = tempDir();
   let io: DfineIo;
-  let model: LibreYOLOModel;
-  const dir = mkdtempSync(join(tmpdir(), 'libreyolo-dfine-'));
-
-  before(async () => {
+  before(() => {
     io = readDfineIo();
-    model = await LibreYOLO(fixture('dfinen_ref.pt'), { progress: false, threads: 2 });
-  });
-  after(async () => {
-    await model.close();
-    rmSync(dir, { recursive: true, force: true });
   });
 
   it('recognises the checkpoint: family, size, classes, input size, parameter count, flags', () => {
-    assert.equal(model.family.name, 'dfine');
-    assert.equal(model.size, 'n');
-    assert.equal(model.nc, 80);
-    assert.equal(model.names[0], 'person');
-    assert.deepEqual(model.imgsz, [640, 640]);
-    assert.equal(model.parameterCount(), 3_782_693);
-    const caps = model.family.capabilities;
+    assert.equal(model().family.name, 'dfine');
+    assert.equal(model().size, 'n');
+    assert.equal(model().nc, 80);
+    assert.equal(model().names[0], 'person');
+    assert.deepEqual(model().imgsz, [640, 640]);
+    assert.equal(model().parameterCount(), 3_782_693);
+    const caps = model().family.capabilities;
     assert.deepEqual([caps.SUPPORTS_BATCHED_PREDICT, caps.TTA_ENABLED, caps.TTA_FIXED_SIZE, caps.SUPPORTS_CUDA_GRAPH], [true, true, true, false]);
   });
 
   for (const shape of SHAPES) {
     it(`the predict session reproduces pred_logits/pred_boxes at ${shape} (xyxy pixels, sigmoid scores) within 2x the fp64 floor`, async () => {
-      const out = await model.forward(inputOf(io, shape));
+      const out = await model().forward(inputOf(io, shape));
       const { box, score, moved } = predictLayoutErrors(out, io, shape);
       const lim = limitsOf(io);
       assert.ok(box <= lim.box, `box error ${box.toExponential(2)} px > ${lim.box.toExponential(2)}`);
@@ -61,15 +56,15 @@ describe('D-FINE family through LibreYOLO()', () => {
   }
 
   it('predict(parkour.jpg, conf 0.5) gives the original\'s 29 detections as a set (boxes within 1e-3 px)', async () => {
-    const r = await model.predict(PHOTO, { conf: 0.5 }) as Results;
+    const r = await model().predict(PHOTO, { conf: 0.5 }) as Results;
     assert.equal(r.length, 29);
     assertPhotoDetections(r, io);
   });
 
   it('an input size other than 640 is refused naming 640 (predict and export)', async () => {
     const check = (e: Error & { code?: string }) => e.code === 'invalid_imgsz' && /640x640 only, got 320x320\. Pass imgsz=640/.test(e.message);
-    await assert.rejects(model.predict(PHOTO, { imgsz: 320 }), check);
-    await assert.rejects(model.export({ format: 'onnx', imgsz: 320, output_path: join(dir, 'x.onnx') }), check);
+    await assert.rejects(model().predict(PHOTO, { imgsz: 320 }), check);
+    await assert.rejects(model().export({ format: 'onnx', imgsz: 320, output_path: join(dir, 'x.onnx') }), check);
   });
 
   it('D-FINE vs DEIM only by metadata or file name: a disagreeing pair and an unnamed bare state dict are clear errors, DEIM metadata gives DEIM', async () => {
