@@ -62,7 +62,8 @@ const cliArgv = (args: string[], hook: string[] = []): string[] => {
 
 /**
  * `libreyolo ...args` in `cwd`. The child never reaches the network: HF_HUB_OFFLINE=1 unless `env`
- * overrides it (set a key to undefined to remove it). It is killed after `timeoutMs` (default 2 min).
+ * overrides it (set a key to undefined to remove it). It is killed after `timeoutMs` (default 5 min: a
+ * training run takes 2 min on a loaded 2-core machine), and its stderr then says so.
  */
 export function runCli(args: string[], cwd: string, env: Record<string, string | undefined> = {}, opts: { rss?: boolean; timeoutMs?: number } = {}): Promise<CliRun> {
   const childEnv: NodeJS.ProcessEnv = { ...process.env, HF_HUB_OFFLINE: '1', ...env };
@@ -79,11 +80,17 @@ export function runCli(args: string[], cwd: string, env: Record<string, string |
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (s: string) => (stdout += s));
     child.stderr.setEncoding('utf8').on('data', (s: string) => (stderr += s));
-    const timer = setTimeout(() => child.kill('SIGKILL'), opts.timeoutMs ?? 120_000);
+    const timeoutMs = opts.timeoutMs ?? 300_000;
+    let killed = false;
+    const timer = setTimeout(() => {
+      killed = true;
+      child.kill('SIGKILL');
+    }, timeoutMs);
     child.on('error', reject);
     child.on('close', (code) => {
       clearTimeout(timer);
       const ms = performance.now() - started;
+      if (killed) stderr += `\n[runCli: killed after ${timeoutMs} ms: libreyolo ${args.join(' ')}]\n`;
       // The CLI process exits last, after everything it started: its line is the last one.
       const peaks = [...stderr.matchAll(RSS_LINE)].map((m) => Number(m[1]) / 1024);
       if (!peaks.length) return resolve({ code, stdout, stderr, ms });
