@@ -6,11 +6,9 @@
  * files run side by side.
  */
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
-import { generateSynthDataset } from '../../src/data/synth.ts';
+import { describe, it } from 'node:test';
 import { yolo9Family } from '../../src/models/yolo9/family.ts';
 import type { Yolo9Network } from '../../src/models/yolo9/network.ts';
 import { LibreYOLOError } from '../../src/errors.ts';
@@ -19,7 +17,8 @@ import { PHASE_COLOURS } from '../../src/profile/timeline-html.ts';
 import { runTrainProfile } from '../../src/app/profile-run.ts';
 import { parseDevice } from '../../src/runtime/device.ts';
 import { fitAutoBatch, probeAutoBatch } from '../../src/train/autobatch.ts';
-import { runCli as runCliDefault } from '../helpers/cli.ts';
+import { runCli } from '../helpers/cli.ts';
+import { runTrainCli, useProfileRunData } from '../helpers/profile-run-data.ts';
 import { checkTimeline } from '../helpers/timeline-browser.ts';
 
 /**
@@ -28,22 +27,12 @@ import { checkTimeline } from '../helpers/timeline-browser.ts';
  */
 const PARENT_RSS_BOUND_MB = 400;
 
-/** Training runs build a train-step session first: minutes on a loaded 2-core machine. */
-const runCli = (args: string[], cwd: string) => runCliDefault(args, cwd, {}, { timeoutMs: 900_000 });
-
 describe('libreyolo profile run: the default window and --batch -1', () => {
-  const tmp = mkdtempSync(join(tmpdir(), 'ly-train-profile-window-'));
-  after(() => rmSync(tmp, { recursive: true, force: true }));
-  let yaml = '';
-  let small = '';
-  before(async () => {
-    // 52 images: 26 iterations of batch 2, enough for the default window in one epoch.
-    yaml = (await generateSynthDataset({ out: join(tmp, 'shapes'), seed: 2, train: 52, val: 2, imgsz: 64, classes: ['circle', 'square', 'triangle'] })).yaml;
-    small = (await generateSynthDataset({ out: join(tmp, 'tiny'), seed: 3, train: 8, val: 2, imgsz: 64, classes: ['circle', 'square', 'triangle'] })).yaml;
-  });
+  const data = useProfileRunData();
+  const { tmp } = data;
 
   it('runs the default window (warmup 5 + steps 20) and says what it was asked', async () => {
-    const run = await runCli(['profile', 'run', yaml, '--weights', 'yolo9t', '--device', 'cpu', '--batch', '2', '--imgsz', '64',
+    const run = await runTrainCli(['profile', 'run', data.yaml, '--weights', 'yolo9t', '--device', 'cpu', '--batch', '2', '--imgsz', '64',
       '--workers', '1', '--project', 'runs/default-window', '--threads', '2'], tmp);
     assert.equal(run.code, 0, run.stderr);
     const dir = join(tmp, 'runs', 'default-window', 'prof');
@@ -62,7 +51,7 @@ describe('libreyolo profile run: the default window and --batch -1', () => {
   it('--batch -1 fits ~70% of the device memory (the seed), then the window check applies to that batch', async () => {
     const lines: string[] = [];
     const err = await runTrainProfile({
-      data: small, weights: 'yolo9t', size: 't', batch: -1, imgsz: 64, workers: 0, amp: false, steps: 4, warmup: 2, repeat: 1,
+      data: data.small, weights: 'yolo9t', size: 't', batch: -1, imgsz: 64, workers: 0, amp: false, steps: 4, warmup: 2, repeat: 1,
       device: 'cpu', project: join(tmp, 'runs', 'auto'), cwd: tmp, threads: 2, log: (l) => lines.push(l),
     }).then(() => null, (e: unknown) => e);
     assert.match(lines.join('\n'), /^AutoBatch: batch=\d+ fits 70% of [\d.]+ GB on cpu/m);
@@ -73,7 +62,7 @@ describe('libreyolo profile run: the default window and --batch -1', () => {
   });
 
   it('--batch -1 with --repeat probes the batch in a process of its own, as the trials run', async () => {
-    const run = await runCliDefault(['profile', 'run', small, '--weights', 'yolo9t', '--device', 'cpu', '--batch', '-1', '--imgsz', '64',
+    const run = await runCli(['profile', 'run', data.small, '--weights', 'yolo9t', '--device', 'cpu', '--batch', '-1', '--imgsz', '64',
       '--steps', '4', '--warmup', '2', '--workers', '0', '--repeat', '2', '--project', 'runs/auto-repeat'], tmp, {}, { timeoutMs: 900_000, rss: true });
     assert.equal(run.code, 3, run.stderr);
     assert.match(run.stderr, /^AutoBatch: batch=\d+ fits 70% of [\d.]+ GB on cpu/m, 'the probe logs through the parent');

@@ -6,32 +6,20 @@
  * --batch -1 are in train-profile-window.test.ts (apart, so the two files run side by side).
  */
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
-import { generateSynthDataset } from '../../src/data/synth.ts';
+import { describe, it } from 'node:test';
 import { runNames } from '../../src/app/profile-run.ts';
 import { TrainStepProfiler, WindowNotFilled } from '../../src/profile/train-profiler.ts';
 import { parseDevice } from '../../src/runtime/device.ts';
-import { runCli as runCliDefault } from '../helpers/cli.ts';
-
-/** Training runs build a train-step session first: minutes on a loaded 2-core machine. */
-const runCli = (args: string[], cwd: string) => runCliDefault(args, cwd, {}, { timeoutMs: 900_000 });
+import { runTrainCli, useProfileRunData } from '../helpers/profile-run-data.ts';
 
 describe('libreyolo profile run', () => {
-  const tmp = mkdtempSync(join(tmpdir(), 'ly-train-profile-test-'));
-  after(() => rmSync(tmp, { recursive: true, force: true }));
-  let yaml = '';
-  let small = '';
-  before(async () => {
-    // 52 images: 26 iterations of batch 2, enough for the default window in one epoch.
-    yaml = (await generateSynthDataset({ out: join(tmp, 'shapes'), seed: 2, train: 52, val: 2, imgsz: 64, classes: ['circle', 'square', 'triangle'] })).yaml;
-    small = (await generateSynthDataset({ out: join(tmp, 'tiny'), seed: 3, train: 8, val: 2, imgsz: 64, classes: ['circle', 'square', 'triangle'] })).yaml;
-  });
+  const data = useProfileRunData();
+  const { tmp } = data;
 
   it('profiles training steps and the readers work on the result', async () => {
-    const run = await runCli(['profile', 'run', yaml, '--weights', 'yolo9t', '--device', 'cpu', '--batch', '4', '--imgsz', '320',
+    const run = await runTrainCli(['profile', 'run', data.yaml, '--weights', 'yolo9t', '--device', 'cpu', '--batch', '4', '--imgsz', '320',
       '--steps', '4', '--warmup', '2', '--workers', '1', '--repeat', '3', '--project', 'runs/profile'], tmp);
     assert.equal(run.code, 0, run.stderr);
     const dir = join(tmp, 'runs', 'profile');
@@ -65,31 +53,31 @@ describe('libreyolo profile run', () => {
     // every kernel lies in a phase of the step
     assert.ok(!phases.has('unphased') || phases.get('unphased')!.kernels_per_step === 0, JSON.stringify(prof.phases));
 
-    const summary = await runCli(['profile', 'summary', aggregate], tmp);
+    const summary = await runTrainCli(['profile', 'summary', aggregate], tmp);
     assert.equal(summary.code, 0, summary.stderr);
     assert.match(summary.stdout, /kernel mix/);
-    const ph = await runCli(['profile', 'phases', p1], tmp);
+    const ph = await runTrainCli(['profile', 'phases', p1], tmp);
     assert.equal(ph.code, 0, ph.stderr);
     assert.match(ph.stdout, /^forward /m);
     assert.match(ph.stdout, /^backward /m);
-    const k = await runCli(['profile', 'kernels', p1, '--phase', 'backward', '--json'], tmp);
+    const k = await runTrainCli(['profile', 'kernels', p1, '--phase', 'backward', '--json'], tmp);
     assert.equal(k.code, 0, k.stderr);
     assert.ok((JSON.parse(k.stdout) as { kernels: unknown[] }).kernels.length > 0);
-    const cmp = await runCli(['profile', 'compare', join(dir, 'prof_0', 'profile.json'), p1], tmp);
+    const cmp = await runTrainCli(['profile', 'compare', join(dir, 'prof_0', 'profile.json'), p1], tmp);
     assert.equal(cmp.code, 0, cmp.stderr);
     assert.match(cmp.stdout, /img\/s/);
-    const get = await runCli(['profile', 'get', p1, 'backward_kernels'], tmp);
+    const get = await runTrainCli(['profile', 'get', p1, 'backward_kernels'], tmp);
     assert.equal(get.code, 0, get.stderr);
     assert.ok(Number(get.stdout.trim()) > 0);
   });
 
   it('without --weights, offline: fresh weights stand in for the default with a warning; an explicit name still fails', async () => {
-    const run = await runCli(['profile', 'run', yaml, '--device', 'cpu', '--batch', '2', '--imgsz', '64', '--steps', '1', '--warmup', '1',
+    const run = await runTrainCli(['profile', 'run', data.yaml, '--device', 'cpu', '--batch', '2', '--imgsz', '64', '--steps', '1', '--warmup', '1',
       '--workers', '0', '--project', 'runs/default-weights'], tmp);
     assert.equal(run.code, 0, run.stderr);
     assert.match(run.stderr, /Warning: the default weights LibreYOLO9t\.pt are not available \(model_not_found\); profiling fresh yolo9t weights instead\./);
     assert.ok(existsSync(join(tmp, 'runs', 'default-weights', 'prof', 'profile.json')));
-    const named = await runCli(['profile', 'run', yaml, '--weights', 'LibreYOLO9t.pt', '--device', 'cpu', '--batch', '2', '--imgsz', '64',
+    const named = await runTrainCli(['profile', 'run', data.yaml, '--weights', 'LibreYOLO9t.pt', '--device', 'cpu', '--batch', '2', '--imgsz', '64',
       '--steps', '1', '--warmup', '1', '--workers', '0', '--project', 'runs/named-weights'], tmp);
     assert.equal(named.code, 4, named.stderr); // predict's exit code for weights that are not there
     assert.match(named.stderr, /Model weights not found: .*LibreYOLO9t\.pt/);
@@ -97,7 +85,7 @@ describe('libreyolo profile run', () => {
   });
 
   it('exits 3 naming the three remedies when the window cannot fill one epoch (real CLI)', async () => {
-    const run = await runCli(['profile', 'run', small, '--weights', 'yolo9t', '--device', 'cpu', '--batch', '4', '--imgsz', '64',
+    const run = await runTrainCli(['profile', 'run', data.small, '--weights', 'yolo9t', '--device', 'cpu', '--batch', '4', '--imgsz', '64',
       '--workers', '0', '--project', 'runs/small'], tmp);
     assert.equal(run.code, 3, run.stderr);
     assert.equal(run.stdout, '');
