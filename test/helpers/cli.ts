@@ -11,7 +11,7 @@ export interface CliRun {
   stderr: string;
   /** Wall time of the child, ms. */
   ms: number;
-  /** Peak resident set of the CLI process (from its own resourceUsage at exit), MB; with `{ rss: true }`. */
+  /** Peak resident set of the CLI process (its own VmHWM at exit, see RSS_HOOK), MB; with `{ rss: true }`. */
   peakRssMb?: number;
   /**
    * Peak resident sets of the processes and worker threads it started that inherited the hook
@@ -20,8 +20,14 @@ export interface CliRun {
   childPeakRssMb?: number[];
 }
 
-/** Preloaded into the child with `{ rss: true }`: prints its peak RSS on stderr as it exits. */
-const RSS_HOOK = "data:text/javascript,import{writeSync}from'node:fs';process.on('exit',()=>writeSync(2,'\\nLIBREYOLO_TEST_MAXRSS_KB='+process.resourceUsage().maxRSS+'\\n'))";
+/**
+ * Preloaded into the child with `{ rss: true }`: prints its peak RSS on stderr as it exits. On Linux
+ * that is VmHWM from /proc/self/status, the high-water mark of this process image alone: getrusage's
+ * maxRSS keeps, across the exec, the RSS of the process that forked it (libuv forks the test file's
+ * process, which had grown to 648 MB after an in-process probe, and the CLI process then read 648
+ * MB though it held 131). Elsewhere, resourceUsage().maxRSS.
+ */
+const RSS_HOOK = "data:text/javascript,import{readFileSync,writeSync}from'node:fs';process.on('exit',()=>{let kb=process.resourceUsage().maxRSS;try{kb=Number(/VmHWM:\\s*(\\d+)/.exec(readFileSync('/proc/self/status','utf8'))[1])}catch{}writeSync(2,'\\nLIBREYOLO_TEST_MAXRSS_KB='+kb+'\\n')})";
 const RSS_LINE = /\n?LIBREYOLO_TEST_MAXRSS_KB=(\d+)\n/g;
 
 // Resolved here so the child finds tsx even when its cwd is a temp folder outside the repo.
