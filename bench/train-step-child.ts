@@ -40,6 +40,8 @@ const { values } = parseArgs({
     'old-graph': { type: 'boolean', default: false },
     // ORT's CPU arena off: every tensor is its own malloc (an allocator experiment).
     'no-cpu-arena': { type: 'boolean', default: false },
+    // ORT's graph optimisation level of the step sessions.
+    'opt-level': { type: 'string', default: 'all' },
   },
 });
 const batch = Number(values.batch);
@@ -50,10 +52,12 @@ const maxTargets = 100;
 const old = values['old-graph'] === true;
 
 const network = yolo9Family.create({ size: values.size!, nc: 80 });
-const runner = await openStepRunner(yolo9Family, network, { device: parseDevice('cpu'), threads: Number(values.threads), imgsz: [imgsz, imgsz], maxTargets, recomputeCheap: !old && values['keep-activations'] !== true, memPattern: old || values['mem-pattern'] === true, ...(values['no-cpu-arena'] ? { cpuArena: false } : {}) });
+const runner = await openStepRunner(yolo9Family, network, { device: parseDevice('cpu'), threads: Number(values.threads), imgsz: [imgsz, imgsz], maxTargets, recomputeCheap: !old && values['keep-activations'] !== true, memPattern: old || values['mem-pattern'] === true, ...(values['no-cpu-arena'] ? { cpuArena: false } : {}), optimizationLevel: values['opt-level'] as 'all' });
 const optimizer = Optimizer.create(network.namedTensors(), { lr0: 0.01 });
 const batches = [noiseTrainBatch(1, batch, imgsz, maxTargets), noiseTrainBatch(2, batch, imgsz, maxTargets)];
+const tCreate = performance.now();
 await runner.prepare(batch);
+const createMs = performance.now() - tCreate;
 const sessionRssMb = process.memoryUsage().rss / 2 ** 20;
 const times: number[] = [];
 let finite = true;
@@ -78,5 +82,6 @@ process.stdout.write(`${JSON.stringify({
   stepMs: times.length ? times[times.length >> 1] : null,
   peakRssMb: process.resourceUsage().maxRSS / 1024,
   sessionRssMb,
+  createMs,
   finite,
 })}\n`);

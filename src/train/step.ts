@@ -45,6 +45,8 @@ export interface TrainStepOptions {
   cpuArena?: boolean;
   /** ORT profile file prefix: profile this step's session. */
   profileFilePrefix?: string;
+  /** ORT graph optimisation level of the step's sessions (default 'all'). */
+  optimizationLevel?: 'disabled' | 'basic' | 'extended' | 'all';
   /** Seed of the generator behind the family's host draws (`HostAssigner.draws`); default 0. */
   seed?: number;
 }
@@ -76,7 +78,7 @@ export class TrainStep {
       const sessionOptions = {
         executionProviders: executionProviders(options.device),
         intraOpNumThreads: options.threads ?? Math.max(1, cpus().length),
-        graphOptimizationLevel: 'all' as const,
+        graphOptimizationLevel: options.optimizationLevel ?? 'all',
         memPattern: options.memPattern === true,
         ...(options.cpuArena === false ? { cpuArena: false } : {}),
         ...(options.profileFilePrefix ? { profileFilePrefix: options.profileFilePrefix } : {}),
