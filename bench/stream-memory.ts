@@ -16,6 +16,7 @@ import { parseArgs } from 'node:util';
 import sharp from 'sharp';
 import { DEFAULT_MODEL_PATH, LibreYOLO, SAMPLE_IMAGE } from '../src/index.ts';
 import { listImages } from '../src/data/sources.ts';
+import { peakRssKb } from '../test/helpers/peak-rss.ts';
 
 const { values } = parseArgs({
   options: {
@@ -35,7 +36,7 @@ if (values.child) {
     boxes += r.length;
   }
   await model.close();
-  process.stdout.write(JSON.stringify({ seen, boxes, maxRssKb: process.resourceUsage().maxRSS }));
+  process.stdout.write(JSON.stringify({ seen, boxes, maxRssKb: peakRssKb() }));
   process.exit(0);
 }
 

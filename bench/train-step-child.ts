@@ -18,6 +18,7 @@ import { Optimizer } from '../src/train/optimizer.ts';
 import { openStepRunner } from '../src/train/runner.ts';
 import { applyRunningStats } from '../src/graph/state-dict.ts';
 import { noiseTrainBatch } from './noise-batch.ts';
+import { peakRssKb } from '../test/helpers/peak-rss.ts';
 
 // --expose-gc on the command line would pass to ORT's worker threads, which refuse it; set at run time
 // the flag exposes gc() to a fresh context only.
@@ -80,7 +81,7 @@ times.sort((a, b) => a - b);
 process.stdout.write(`${JSON.stringify({
   size: values.size, batch, imgsz,
   stepMs: times.length ? times[times.length >> 1] : null,
-  peakRssMb: process.resourceUsage().maxRSS / 1024,
+  peakRssMb: peakRssKb() / 1024,
   sessionRssMb,
   createMs,
   finite,

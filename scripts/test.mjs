@@ -21,7 +21,8 @@
  * file here, N at a time, each file's report printed whole when it ends, with its wall time.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -82,6 +83,15 @@ async function runPool(files, concurrency) {
   };
   await Promise.all(Array.from({ length: Math.min(concurrency, files.length) }, worker));
   return { failedFiles, counts };
+}
+
+// One cache of ORT-optimised training graphs for the whole run (runtime/optimized-model-cache.ts):
+// files that train the same network at the same shape share it, and nothing lands in ~/.cache. A
+// LIBREYOLO_CACHE_DIR already set wins.
+if (!process.env.LIBREYOLO_CACHE_DIR) {
+  const cacheDir = mkdtempSync(join(tmpdir(), 'libreyolo-test-cache-'));
+  process.env.LIBREYOLO_CACHE_DIR = cacheDir;
+  process.once('exit', () => rmSync(cacheDir, { recursive: true, force: true }));
 }
 
 let failed = false;

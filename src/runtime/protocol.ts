@@ -28,6 +28,8 @@ export interface SessionConfig {
   memPattern?: boolean;
   /** ORT's CPU memory arena (default on); off, each tensor is its own malloc and goes back when freed. */
   cpuArena?: boolean;
+  /** Node only: where ORT saves the graph as it optimised it (optimized-model-cache.ts). */
+  optimizedModelFilePath?: string;
   /** Session config entries (`ep.webgpuexecutionprovider.enableGraphCapture` -> `1`). */
   configEntries?: Record<string, string>;
 }

@@ -65,6 +65,7 @@ export function sessionHandler(ort: OrtBinding): SessionHandler {
           ...(config.logSeverityLevel === undefined ? {} : { logSeverityLevel: config.logSeverityLevel }),
           ...(config.memPattern === false ? { enableMemPattern: false } : {}),
           ...(config.cpuArena === false ? { enableCpuMemArena: false } : {}),
+          ...(config.optimizedModelFilePath ? { optimizedModelFilePath: config.optimizedModelFilePath } : {}),
         };
         const startEpochMs = performance.timeOrigin + performance.now();
         const session = await ort.InferenceSession.create(msg.model, options);

@@ -12,6 +12,7 @@ import { trainingHooks, type DetectionNetwork, type HostAssigner, type ModelFami
 import { mulberry32 } from '../util/random.ts';
 import { deviceUnavailable, executionProviders, type Device } from '../runtime/device.ts';
 import { WorkerHost, WorkerSession } from '../runtime/worker-host.ts';
+import { createCachedSession, type CacheOutcome } from '../runtime/optimized-model-cache.ts';
 import { recordSpan } from '../runtime/spans.ts';
 import { LossScaler } from './amp.ts';
 import { buildTrainGraph, parameterFeeds, type TrainGraph } from './graph.ts';
@@ -64,6 +65,8 @@ export class TrainStep {
     private readonly host: WorkerHost,
     private readonly session: WorkerSession,
     private readonly assign: AssignStage | null,
+    /** Whether the loss session's optimised graph came from the on-disk cache. */
+    readonly sessionCache: CacheOutcome,
     readonly options: TrainStepOptions,
     /** The dynamic loss scale, when amp is on. */
     readonly scaler: LossScaler | null = options.amp ? new LossScaler() : null,
@@ -84,15 +87,16 @@ export class TrainStep {
         ...(options.profileFilePrefix ? { profileFilePrefix: options.profileFilePrefix } : {}),
       };
       const key = `${options.device.id}|${options.batch}x${height}x${width}`;
-      const session = await WorkerSession.create(host, `train|${key}`, serializeModel(graph.graph), sessionOptions);
+      // Through the on-disk cache of optimised graphs: optimising is most of a train session's start.
+      const { session, cache } = await createCachedSession(host, `train|${key}`, serializeModel(graph.graph), sessionOptions);
       let assign: AssignStage | null = null;
       if (graph.assign) {
         const assigner = trainingHooks(family).assigner!;
         // Its own profile file: the loss session's file stays the one profilers and auto-batch read.
         const assignOptions = { ...sessionOptions, ...(options.profileFilePrefix ? { profileFilePrefix: `${options.profileFilePrefix}_assign` } : {}) };
-        assign = { assigner, session: await WorkerSession.create(host, `assign|${key}`, serializeModel(graph.assign.graph), assignOptions) };
+        assign = { assigner, session: (await createCachedSession(host, `assign|${key}`, serializeModel(graph.assign.graph), assignOptions)).session };
       }
-      return new TrainStep(network, graph, host, session, assign, options);
+      return new TrainStep(network, graph, host, session, assign, cache, options);
     } catch (err) {
       await host.terminate();
       if (options.device.kind !== 'cpu') throw deviceUnavailable(options.device, err);

@@ -52,6 +52,8 @@ export const LIMITS = {
   /** Tensor bytes a checkpoint may rebuild per byte of storage it holds, beyond a 64 MiB allowance. */
   tensorExpansion: { env: 'LIBREYOLO_MAX_TENSOR_EXPANSION', default: 2, unit: 'ratio', what: 'tensor bytes per checkpoint storage byte' },
   /** Largest class count a model file may declare. */
+  /** The folder of ORT-optimised training graphs (runtime/optimized-model-cache.ts). */
+  ortCacheBytes: { env: 'LIBREYOLO_MAX_ORT_CACHE_BYTES', default: 2 * 2 ** 30, unit: 'bytes', what: 'optimised-graph cache size' },
   classes: { env: 'LIBREYOLO_MAX_CLASSES', default: 100_000, unit: 'count', what: 'class count' },
 } as const satisfies Record<string, LimitSpec>;
 

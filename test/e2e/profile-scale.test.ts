@@ -15,6 +15,7 @@ import { forEachJsonItem } from '../../src/profile/json-stream.ts';
 import { loadProfile } from '../../src/profile/load.ts';
 import { TraceWriter } from '../../src/profile/trace-writer.ts';
 import { NodeTimes, traceCap } from '../../src/profile/train-timeline.ts';
+import { peakRssKb } from '../helpers/peak-rss.ts';
 
 /** Peak resident set of this whole test process (MB): the README's stated budget. */
 const PEAK_RSS_MB = 450;
@@ -67,7 +68,7 @@ describe('profile at scale', () => {
     // The readers' loader streams a file this size too.
     const again = await loadProfile(path);
     assert.equal(again.kernels_per_step, NODES_PER_STEP);
-    const peak = process.resourceUsage().maxRSS / 1024;
+    const peak = peakRssKb() / 1024;
     assert.ok(peak < PEAK_RSS_MB, `peak RSS ${peak.toFixed(0)} MB for a ${mb.toFixed(0)} MB trace of ${written} events (bound ${PEAK_RSS_MB} MB)`);
     process.stderr.write(`# ${written} events, ${mb.toFixed(0)} MB trace, peak RSS ${peak.toFixed(0)} MB\n`);
   });

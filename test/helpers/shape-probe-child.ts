@@ -7,6 +7,7 @@
 import { GraphBuilder } from '../../src/graph/builder.ts';
 import { probeShapes } from '../../src/graph/autodiff/shapes.ts';
 import { zeros } from '../../src/graph/tensor.ts';
+import { peakRssKb } from './peak-rss.ts';
 
 const depth = Number(process.argv[2] ?? 40);
 const b = new GraphBuilder('shape_probe_chain');
@@ -29,7 +30,7 @@ const shapes = await probeShapes(b.graph, {
 });
 const meta = (name: string) => shapes.get(name);
 process.stdout.write(`${JSON.stringify({
-  peakRssMb: process.resourceUsage().maxRSS / 1024,
+  peakRssMb: peakRssKb() / 1024,
   chain: values.map(meta),
   mask: meta(mask),
   shape: meta(shape),

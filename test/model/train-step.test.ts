@@ -25,6 +25,7 @@ function batch(seed: number): TrainBatch {
 async function losses(preciseStats: boolean): Promise<number[]> {
   const net = yolo9Family.create({ size: 't', nc: 1 }) as Yolo9Network;
   const step = await TrainStep.create(yolo9Family, net, { device: parseDevice('cpu'), batch: 2, imgsz: [64, 64], maxTargets: 1, preciseStats });
+  assert.notEqual(step.sessionCache, 'off', 'train sessions go through the optimised-graph cache');
   const optimizer = Optimizer.create(net.namedTensors(), { lr0: 0.01 });
   const out: number[] = [];
   try {
