@@ -1,18 +1,19 @@
 /**
  * One training-step configuration in its own process (bench/train-step.ts and the step-memory test
- * run it as a child, so each peak RSS is that configuration's alone): a fresh yolo9 network, its
+ * run it as a child, so each peak RSS is that configuration's alone): a fresh network of the family (yolo9 by default), its
  * train step session, `warmup + steps` steps of forward + loss + backward plus the host SGD update,
  * then one JSON line: the median step time, the process's peak RSS and the RSS after the session
  * was created (before any step).
  *
- *   node --import tsx bench/train-step-child.ts --size t --batch 2 --imgsz 320 [--steps 1] [--warmup 1] [--threads N] [--keep-activations] [--mem-pattern] [--old-graph] [--no-cpu-arena]
+ *   node --import tsx bench/train-step-child.ts [--family yolo9] --size t --batch 2 --imgsz 320 [--steps 1] [--warmup 1] [--threads N] [--keep-activations] [--mem-pattern] [--old-graph] [--no-cpu-arena]
  */
 import { cpus } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { yolo9Family } from '../src/models/yolo9/family.ts';
+import '../src/models/index.ts';
+import { getFamily } from '../src/models/registry.ts';
 import { parseDevice } from '../src/runtime/device.ts';
 import { Optimizer } from '../src/train/optimizer.ts';
 import { openStepRunner } from '../src/train/runner.ts';
@@ -27,6 +28,7 @@ const collectGarbage = runInNewContext('gc') as () => void;
 
 const { values } = parseArgs({
   options: {
+    family: { type: 'string', default: 'yolo9' },
     size: { type: 'string', default: 't' },
     batch: { type: 'string', default: '1' },
     imgsz: { type: 'string', default: '320' },
@@ -52,8 +54,9 @@ const warmup = Number(values.warmup);
 const maxTargets = 100;
 const old = values['old-graph'] === true;
 
-const network = yolo9Family.create({ size: values.size!, nc: 80 });
-const runner = await openStepRunner(yolo9Family, network, { device: parseDevice('cpu'), threads: Number(values.threads), imgsz: [imgsz, imgsz], maxTargets, recomputeCheap: !old && values['keep-activations'] !== true, memPattern: old || values['mem-pattern'] === true, ...(values['no-cpu-arena'] ? { cpuArena: false } : {}), optimizationLevel: values['opt-level'] as 'all' });
+const family = getFamily(values.family!);
+const network = family.create({ size: values.size!, nc: 80 });
+const runner = await openStepRunner(family, network, { device: parseDevice('cpu'), threads: Number(values.threads), imgsz: [imgsz, imgsz], maxTargets, recomputeCheap: !old && values['keep-activations'] !== true, memPattern: old || values['mem-pattern'] === true, ...(values['no-cpu-arena'] ? { cpuArena: false } : {}), optimizationLevel: values['opt-level'] as 'all' });
 const optimizer = Optimizer.create(network.namedTensors(), { lr0: 0.01 });
 const batches = [noiseTrainBatch(1, batch, imgsz, maxTargets), noiseTrainBatch(2, batch, imgsz, maxTargets)];
 const tCreate = performance.now();
@@ -79,7 +82,7 @@ try {
 }
 times.sort((a, b) => a - b);
 process.stdout.write(`${JSON.stringify({
-  size: values.size, batch, imgsz,
+  family: family.name, size: values.size, batch, imgsz,
   stepMs: times.length ? times[times.length >> 1] : null,
   peakRssMb: peakRssKb() / 1024,
   sessionRssMb,

@@ -24,6 +24,7 @@ import type { TrainRuntime } from './prepare.ts';
 import type { TrainProfiler } from './profiler-port.ts';
 import { EpochProgress } from './progress.ts';
 import { openStepRunner, type StepRunner } from './runner.ts';
+import { OPTIMIZE_MIN_STEPS, trainOptimizationLevel } from './step.ts';
 import { LRSchedule } from './schedule.ts';
 
 /**
@@ -148,9 +149,11 @@ export async function setupTraining(s: TrainState, run: TrainSetup): Promise<voi
     });
   }
   const prefix = s.profiler?.ortProfilePrefix;
+  const planned = (cfg.epochs - s.startEpoch) * batchesPerEpoch;
   s.runner = await openStepRunner(family, network, {
     device, ...(cfg.threads ? { threads: cfg.threads } : {}), imgsz: [cfg.imgsz, cfg.imgsz], maxTargets: cfg.max_labels,
     amp: ampActive(cfg, device), seed: cfg.seed,
+    optimizationLevel: trainOptimizationLevel(planned, cfg.profile),
     ...(prefix ? { profileFilePrefix: prefix } : {}),
   });
   s.profiler?.attach?.(s.runner);
@@ -158,7 +161,11 @@ export async function setupTraining(s: TrainState, run: TrainSetup): Promise<voi
   const firstBatch = Math.min(cfg.batch, s.data!.trainImages);
   const t0 = performance.now();
   await s.runner!.prepare(firstBatch);
-  log(`Train step ready (batch ${firstBatch}, ${cfg.imgsz}x${cfg.imgsz}) in ${((performance.now() - t0) / 1000).toFixed(1)}s`);
+  const step = s.runner!.steps.get(firstBatch);
+  const graph = step?.options.optimizationLevel === 'disabled'
+    ? `graph as built: ${planned} steps planned, optimised from ${OPTIMIZE_MIN_STEPS}`
+    : `graph optimised${step?.sessionCache === 'hit' ? ', from the cache' : ''}`;
+  log(`Train step ready (batch ${firstBatch}, ${cfg.imgsz}x${cfg.imgsz}) in ${((performance.now() - t0) / 1000).toFixed(1)}s (${graph})`);
 
   const params = s.optimizer.numel;
   log(`Training ${run.modelName} (${params.toLocaleString('en-US')} parameters, ${network.nc} classes) on ${device.id}` +

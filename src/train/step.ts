@@ -46,10 +46,31 @@ export interface TrainStepOptions {
   cpuArena?: boolean;
   /** ORT profile file prefix: profile this step's session. */
   profileFilePrefix?: string;
-  /** ORT graph optimisation level of the step's sessions (default 'all'). */
-  optimizationLevel?: 'disabled' | 'basic' | 'extended' | 'all';
+  /** ORT graph optimisation level of the step's sessions (default 'all'; the trainer picks it with trainOptimizationLevel). */
+  optimizationLevel?: TrainOptimizationLevel;
   /** Seed of the generator behind the family's host draws (`HostAssigner.draws`); default 0. */
   seed?: number;
+}
+
+export type TrainOptimizationLevel = 'disabled' | 'basic' | 'extended' | 'all';
+
+/**
+ * Train steps a run must plan before its step session is optimised. ORT's level 'all' makes a step
+ * 1-12% faster and costs 7-17 s more to create (bench/train-opt-level.ts on 2 cores, 2026-12-04:
+ * yolo9t b8/320 1.91 against 2.13 s a step, 21.3 against 5.1 s to create; b2/160 290 against 299 ms,
+ * 17.4 against 5.1 s; yoloxn b8/320 2.36 against 2.40 s, 12.5 against 5.1 s), so it pays back after
+ * 74 to 1400 steps. Once optimised, the graph is kept on disk (optimized-model-cache.ts) and later
+ * runs of the same shape start at the unoptimised cost.
+ */
+export const OPTIMIZE_MIN_STEPS = 300;
+
+/**
+ * The level for a run of `plannedSteps` steps: 'all' for long runs and for profiled ones (a profile
+ * stands for the long runs whose time it explains), the graph as built otherwise. A pure function of
+ * the run, never of the cache, so the same run gives the same numbers bit for bit.
+ */
+export function trainOptimizationLevel(plannedSteps: number, profiled: boolean): TrainOptimizationLevel {
+  return profiled || plannedSteps >= OPTIMIZE_MIN_STEPS ? 'all' : 'disabled';
 }
 
 /** The assignment half of a step whose family assigns targets on the host. */
