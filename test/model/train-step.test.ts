@@ -10,7 +10,7 @@ import { yolo9Family } from '../../src/models/yolo9/family.ts';
 import type { Yolo9Network } from '../../src/models/yolo9/network.ts';
 import { parseDevice } from '../../src/runtime/device.ts';
 import { Optimizer } from '../../src/train/optimizer.ts';
-import { TrainStep } from '../../src/train/step.ts';
+import { OPTIMIZE_MIN_STEPS, TrainStep, trainOptimizationLevel } from '../../src/train/step.ts';
 import { applyRunningStats } from '../../src/graph/state-dict.ts';
 import { mulberry32 } from '../../src/util/random.ts';
 import type { TrainBatch } from '../../src/data/train-batch.ts';
@@ -48,5 +48,30 @@ describe('train step over several updates', () => {
     const precise = await losses(true);
     const fast = await losses(false);
     assert.ok(Math.abs(precise[0]! - fast[0]!) <= 1e-5 * Math.abs(precise[0]!), `first step: ${precise[0]} vs ${fast[0]}`);
+  });
+});
+
+describe('the step graph\'s optimisation level', () => {
+  it('is optimised for runs of 300 planned steps or more and for profiled runs only', () => {
+    assert.equal(trainOptimizationLevel(OPTIMIZE_MIN_STEPS - 1, false), 'disabled');
+    assert.equal(trainOptimizationLevel(OPTIMIZE_MIN_STEPS, false), 'all');
+    assert.equal(trainOptimizationLevel(4, true), 'all');
+  });
+
+  it('a graph run as built bypasses the optimised-graph cache and gives the optimised step\'s losses', async () => {
+    const net = yolo9Family.create({ size: 't', nc: 1 }) as Yolo9Network;
+    const b = batch(0);
+    const run = async (optimizationLevel: 'all' | 'disabled') => {
+      const step = await TrainStep.create(yolo9Family, net, { device: parseDevice('cpu'), batch: 2, imgsz: [64, 64], maxTargets: 1, optimizationLevel });
+      try {
+        return { cache: step.sessionCache, loss: (await step.run(b)).loss.total };
+      } finally {
+        await step.close();
+      }
+    };
+    const plain = await run('disabled');
+    assert.equal(plain.cache, 'off');
+    const optimised = await run('all');
+    assert.ok(Math.abs(plain.loss - optimised.loss) <= 1e-5 * Math.abs(optimised.loss), `as built ${plain.loss} vs optimised ${optimised.loss}`);
   });
 });
