@@ -24,7 +24,7 @@ import type { TrainRuntime } from './prepare.ts';
 import type { TrainProfiler } from './profiler-port.ts';
 import { EpochProgress } from './progress.ts';
 import { openStepRunner, type StepRunner } from './runner.ts';
-import { OPTIMIZE_MIN_STEP_PIXELS, OPTIMIZE_MIN_STEPS, trainOptimizationLevel } from './step.ts';
+import { OPTIMIZE_MIN_STEPS, trainOptimizationLevel } from './step.ts';
 import { LRSchedule } from './schedule.ts';
 
 /**
@@ -153,7 +153,7 @@ export async function setupTraining(s: TrainState, run: TrainSetup): Promise<voi
   s.runner = await openStepRunner(family, network, {
     device, ...(cfg.threads ? { threads: cfg.threads } : {}), imgsz: [cfg.imgsz, cfg.imgsz], maxTargets: cfg.max_labels,
     amp: ampActive(cfg, device), seed: cfg.seed,
-    optimizationLevel: trainOptimizationLevel(planned, cfg.batch * cfg.imgsz ** 2, cfg.profile),
+    optimizationLevel: trainOptimizationLevel(planned, cfg.profile),
     ...(prefix ? { profileFilePrefix: prefix } : {}),
   });
   s.profiler?.attach?.(s.runner);
@@ -163,7 +163,7 @@ export async function setupTraining(s: TrainState, run: TrainSetup): Promise<voi
   await s.runner!.prepare(firstBatch);
   const step = s.runner!.steps.get(firstBatch);
   const graph = step?.options.optimizationLevel === 'disabled'
-    ? `graph as built: ${planned} steps of ${cfg.batch}x${cfg.imgsz}x${cfg.imgsz} planned, optimised from ${OPTIMIZE_MIN_STEPS} steps of ${OPTIMIZE_MIN_STEP_PIXELS.toLocaleString('en-US')} pixels`
+    ? `graph as built: ${planned} steps planned, optimised from ${OPTIMIZE_MIN_STEPS}`
     : `graph optimised${step?.sessionCache === 'hit' ? ', from the cache' : ''}`;
   log(`Train step ready (batch ${firstBatch}, ${cfg.imgsz}x${cfg.imgsz}) in ${((performance.now() - t0) / 1000).toFixed(1)}s (${graph})`);
 

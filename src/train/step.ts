@@ -55,25 +55,22 @@ export interface TrainStepOptions {
 export type TrainOptimizationLevel = 'disabled' | 'basic' | 'extended' | 'all';
 
 /**
- * When a run's step session is optimised. ORT's level 'all' costs 7-17 s more to create, and what it
- * buys grows with the input (bench/train-opt-level.ts on 2 cores, 2026-12-04, step time as built over
- * optimised): yolo9t b2/64 0.948 (optimised is slower), b2/160 1.030, b4/160 1.056, b8/160 1.061,
- * b2/320 1.032, b8/320 1.116 (1.91 against 2.13 s, 21.3 against 5.1 s to create); yoloxn b2/160
- * 1.022, b8/320 1.013. So it pays back after 74 to 1400 steps, and below about 100k input pixels a
- * step (batch x height x width) hardly at all. Once optimised, the graph is kept on disk
- * (optimized-model-cache.ts) and later runs of the same shape start at the unoptimised cost.
+ * Train steps a run must plan before its step session is optimised. ORT's level 'all' makes a step
+ * 1-12% faster and costs 7-17 s more to create (bench/train-opt-level.ts on 2 cores, 2026-12-04:
+ * yolo9t b8/320 1.91 against 2.13 s a step, 21.3 against 5.1 s to create; b2/160 290 against 299 ms,
+ * 17.4 against 5.1 s; yoloxn b8/320 2.36 against 2.40 s, 12.5 against 5.1 s), so it pays back after
+ * 74 to 1400 steps. Once optimised, the graph is kept on disk (optimized-model-cache.ts) and later
+ * runs of the same shape start at the unoptimised cost.
  */
 export const OPTIMIZE_MIN_STEPS = 300;
-export const OPTIMIZE_MIN_STEP_PIXELS = 100_000;
 
 /**
- * The level for a run of `plannedSteps` steps of `stepPixels` input pixels: 'all' for long runs of
- * large enough steps and for profiled runs (a profile stands for the long runs whose time it
- * explains), the graph as built otherwise. A pure function of the run, never of the cache, so the
- * same run gives the same numbers bit for bit.
+ * The level for a run of `plannedSteps` steps: 'all' for long runs and for profiled ones (a profile
+ * stands for the long runs whose time it explains), the graph as built otherwise. A pure function of
+ * the run, never of the cache, so the same run gives the same numbers bit for bit.
  */
-export function trainOptimizationLevel(plannedSteps: number, stepPixels: number, profiled: boolean): TrainOptimizationLevel {
-  return profiled || (plannedSteps >= OPTIMIZE_MIN_STEPS && stepPixels >= OPTIMIZE_MIN_STEP_PIXELS) ? 'all' : 'disabled';
+export function trainOptimizationLevel(plannedSteps: number, profiled: boolean): TrainOptimizationLevel {
+  return profiled || plannedSteps >= OPTIMIZE_MIN_STEPS ? 'all' : 'disabled';
 }
 
 /** The assignment half of a step whose family assigns targets on the host. */
