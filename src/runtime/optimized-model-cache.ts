@@ -10,6 +10,11 @@
  * sees half a file; an entry ORT cannot load is deleted and rebuilt; the oldest entries go when the
  * folder passes its size limit. CPU sessions only: other providers' fused nodes are untested here.
  *
+ * Entries are in ORT's own format (`.ort`, flatbuffers with the kernels already resolved), which
+ * loads in about half the time of the same graph saved as ONNX (yolo9t train graph, b2/96: 2.4 s
+ * against 4.7 s; the graph as built, unoptimised, takes 3.3 s), so a hit also beats skipping
+ * optimisation altogether.
+ *
  * Folder: LIBREYOLO_CACHE_DIR, else $XDG_CACHE_HOME/libreyolo, else ~/.cache/libreyolo, then
  * `ort-optimized/`. LIBREYOLO_ORT_CACHE=0 turns the cache off.
  */
@@ -36,11 +41,16 @@ function cacheable(model: Uint8Array | string, config: SessionConfig): model is 
   return config.executionProviders.every((ep) => (typeof ep === 'string' ? ep : ep.name) === 'cpu');
 }
 
+/** ORT's flatbuffer format; ORT's version in the key covers a change of that format. */
+const ENTRY_SUFFIX = '.ort';
+/** Entries of earlier releases, saved as ONNX: never read, but counted and evicted like the others. */
+const OLD_SUFFIX = '.onnx';
+
 function entryName(model: Uint8Array, config: SessionConfig): string {
   const h = createHash('sha256');
   h.update(JSON.stringify({ level: config.graphOptimizationLevel, providers: config.executionProviders, ort: ort.env.versions.node ?? ort.env.versions.common, cpu: cpus()[0]?.model ?? '', arch: arch() }));
   h.update(model);
-  return `${h.digest('hex').slice(0, 32)}.onnx`;
+  return `${h.digest('hex').slice(0, 32)}${ENTRY_SUFFIX}`;
 }
 
 /**
@@ -53,7 +63,7 @@ function evict(dir: string, keep: string): void {
     const s = statSync(join(dir, f), { throwIfNoEntry: false });
     if (s && Date.now() - s.mtimeMs > 24 * 3600_000) rmSync(join(dir, f), { force: true });
   }
-  const entries = files.filter((f) => f.endsWith('.onnx')).map((f) => {
+  const entries = files.filter((f) => f.endsWith(ENTRY_SUFFIX) || f.endsWith(OLD_SUFFIX)).map((f) => {
     const s = statSync(join(dir, f), { throwIfNoEntry: false });
     return { f, size: s?.size ?? 0, used: s?.mtimeMs ?? 0 };
   });
@@ -83,7 +93,7 @@ export async function createCachedSession(host: SessionTransport, key: string, m
   const path = join(dir, name);
   if (statSync(path, { throwIfNoEntry: false })) {
     try {
-      const session = await WorkerSession.create(host, key, path, { ...config, graphOptimizationLevel: 'disabled' });
+      const session = await WorkerSession.create(host, key, path, { ...config, graphOptimizationLevel: 'disabled', configEntries: { ...config.configEntries, 'session.load_model_format': 'ORT' } });
       const now = new Date();
       utimesSync(path, now, now);
       return { session, cache: 'hit' };
@@ -95,7 +105,7 @@ export async function createCachedSession(host: SessionTransport, key: string, m
   try {
     // ORT warns that an NCHWc graph suits only this machine: the key says so already.
     const logSeverityLevel = config.logSeverityLevel ?? (process.env.LIBREYOLO_DEBUG ? 2 : 3);
-    const session = await WorkerSession.create(host, key, model, { ...config, logSeverityLevel, optimizedModelFilePath: tmp });
+    const session = await WorkerSession.create(host, key, model, { ...config, logSeverityLevel, optimizedModelFilePath: tmp, configEntries: { ...config.configEntries, 'session.save_model_format': 'ORT' } });
     try {
       renameSync(tmp, path);
       evict(dir, name);

@@ -1,17 +1,16 @@
 /**
  * The profiler at scale: a trace of 2,000,000+ synthetic ORT events is written by the trace writer
  * and analysed back by streaming, with the process's peak RSS asserted under PEAK_RSS_MB (the
- * bound the README states); and the streaming JSON reader on the shapes a trace can take.
+ * bound the README states). The reader's shapes and errors are in test/unit/json-stream.test.ts.
  * Its own file, so the peak RSS is this test's alone.
  */
 import assert from 'node:assert/strict';
 import { statSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { analyzeTraceFile } from '../../src/profile/analyze-file.ts';
-import { forEachJsonItem } from '../../src/profile/json-stream.ts';
 import { loadProfile } from '../../src/profile/load.ts';
 import { TraceWriter } from '../../src/profile/trace-writer.ts';
 import { NodeTimes, traceCap } from '../../src/profile/train-timeline.ts';
@@ -86,31 +85,5 @@ describe('profile at scale', () => {
     assert.deepEqual(kept, [0, 1, 2, 3, 4, 5, 6, 7, 8, 15]);
     assert.equal(traceCap([{ nodes }], steps, 650).note?.includes('steps 2, 3, 4, 5, 6, 7 '), true, 'the window is kept even when little else fits');
     assert.match(cap.note!, /^trace capped at 1000 ORT node events \(the window had 2000\): node events are kept for steps 0, 1, 2, 3, 4, 5, 6, 7, 8, 15 \(the analysis window/);
-  });
-});
-
-describe('streaming JSON reader', () => {
-  const collect = async (text: string, lenient = false): Promise<{ items: unknown[]; shape: string }> => {
-    const p = join(dir, `j${Math.random().toString(36).slice(2)}.json`);
-    await writeFile(p, text);
-    const items: unknown[] = [];
-    const r = await forEachJsonItem(p, (v) => { items.push(v); }, { lenient });
-    return { items, shape: r.shape };
-  };
-
-  it('reads traceEvents among other keys, with brackets, quotes and non-ASCII inside strings', async () => {
-    const r = await collect('{"a": [1, {"b": "]"}], "traceEvents": [{"name": "x\\\\\\"]}", "ts": 1}, {"name": "é€"}, 3 ], "z": "traceEvents"}');
-    assert.equal(r.shape, 'object');
-    assert.deepEqual(r.items, [{ name: 'x\\"]}', ts: 1 }, { name: 'é€' }, 3]);
-  });
-
-  it('reads a bare array and refuses what is not an event list', async () => {
-    assert.deepEqual((await collect(' [ {"a": [1, 2]} , {} ] ')).items, [{ a: [1, 2] }, {}]);
-    await assert.rejects(collect('{"traceEvents": "nope"}'), /traceEvents must be an array of events, got a string/);
-    await assert.rejects(collect('7'), /a JSON object or an array of events/);
-    await assert.rejects(collect('[{"a": 1}, {"b": '), /ends early/);
-    await assert.rejects(collect('[{"a": 1},, {}]'), /empty element/);
-    await assert.rejects(collect('[{"a": nope}]'), /invalid JSON in event 0/);
-    assert.deepEqual((await collect('[{"a": 1}, {"b": ', true)).items, [{ a: 1 }], 'lenient: a cut-off ORT file is read as far as it goes');
   });
 });
