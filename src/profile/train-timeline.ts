@@ -1,14 +1,18 @@
 /**
  * A training window's ORT events, read as streams from ORT's file: its run times, each node's start
- * on the host clock (typed arrays, ~9 bytes a node, for the phase split), and a second pass that
- * copies the events into the merged trace. A trace that would exceed TRACE_EVENT_CAP ORT events
+ * on the host clock (typed arrays, ~9 bytes a node, for the phase split), and the events slimmed
+ * for the merged trace. ORT's file is read once: its events carry per-thread scheduling stats and
+ * shapes (~950 bytes each, 100 MB for six yolo9t steps at b4/320), so the first pass also writes
+ * the slim events (~120 bytes) to a file beside it, which the second pass reads instead. A trace that would exceed TRACE_EVENT_CAP ORT events
  * keeps node events only for the analysis window's steps and the longest other steps (up to
  * KEEP_STEPS in all); every step keeps its marker, phases and `model_run` span.
  */
 import type { SessionEvents, StepRecord } from './chrome-trace.ts';
 import { ortClockOffset, slimOrtEvent } from './ort-events.ts';
+import { forEachJsonItem } from './json-stream.ts';
 import { eachOrtEvent } from './ort-trace.ts';
 import type { TraceEvent } from './schema.ts';
+import { TraceWriter } from './trace-writer.ts';
 
 /** ORT node events written at most (about 300 MB of trace); see the README's profile section. */
 export const TRACE_EVENT_CAP = 2_000_000;
@@ -102,21 +106,34 @@ export interface SessionTimeline {
   stream(keep: ((ts: number) => boolean) | null): SessionEvents;
 }
 
-/** One streamed pass over a train-step session's ORT file. */
+/**
+ * One streamed pass over a train-step session's ORT file; its slim events (on ORT's clock) go to
+ * `${file}.slim.json`, in the folder of ORT's file, which the caller removes with it.
+ */
 export async function readSessionTimeline(
   file: string, key: string, startEpochMs: number, pid: number, workerRuns: ReadonlyArray<{ ts: number; dur: number }>, measureFrom: number,
 ): Promise<SessionTimeline> {
   const runs: TraceEvent[] = [];
   const raw = new F64Builder();
   const bw: number[] = [];
-  await eachOrtEvent(file, (e) => {
-    if (e.ph !== 'X' || typeof e.ts !== 'number') return;
-    if (e.name === 'model_run') runs.push({ name: e.name, ts: e.ts, dur: e.dur ?? 0 });
-    else if (e.cat === 'Node') {
-      raw.push(e.ts);
-      bw.push(String(e.name ?? '').includes(BACKWARD_NODE) ? 1 : 0);
-    }
-  });
+  const slimFile = `${file}.slim.json`;
+  const slimWriter = await TraceWriter.open(slimFile);
+  try {
+    await eachOrtEvent(file, (e) => {
+      if (e.ph !== 'X' || typeof e.ts !== 'number') return undefined;
+      if (e.name === 'model_run') runs.push({ name: e.name, ts: e.ts, dur: e.dur ?? 0 });
+      else if (e.cat === 'Node') {
+        raw.push(e.ts);
+        bw.push(String(e.name ?? '').includes(BACKWARD_NODE) ? 1 : 0);
+      }
+      const slim = slimOrtEvent(e, 0, pid);
+      return slim ? slimWriter.write(slim) : undefined;
+    });
+    await slimWriter.close();
+  } catch (err) {
+    await slimWriter.abort();
+    throw err;
+  }
   const offset = ortClockOffset({ startEpochMs, runs }, workerRuns);
   const align = runAligner(runs.map((r) => ({ ts: r3(r.ts! + offset), dur: r.dur ?? 0 })), workerRuns);
   const host = (ortTs: number): number => r3(align(r3(ortTs + offset)));
@@ -133,13 +150,14 @@ export async function readSessionTimeline(
     nodes: NodeTimes.sorted(ts.view().slice(), Uint8Array.from(flags)),
     stream: (keep) => ({
       key, pid,
-      each: (emit) => eachOrtEvent(file, (e) => {
-        const slim = slimOrtEvent(e, offset, pid);
-        if (!slim) return undefined;
-        slim.ts = host(e.ts!);
-        if (slim.ts < measureFrom || (keep && slim.cat === 'Node' && !keep(slim.ts))) return undefined;
-        return emit(slim);
-      }),
+      each: async (emit) => {
+        await forEachJsonItem(slimFile, (v) => {
+          const slim = v as TraceEvent;
+          slim.ts = host(slim.ts!);
+          if (slim.ts < measureFrom || (keep && slim.cat === 'Node' && !keep(slim.ts))) return undefined;
+          return emit(slim);
+        });
+      },
     }),
   };
 }

@@ -15,14 +15,15 @@
  * against 4.7 s; the graph as built, unoptimised, takes 3.3 s), so a hit also beats skipping
  * optimisation altogether.
  *
- * Folder: LIBREYOLO_CACHE_DIR, else $XDG_CACHE_HOME/libreyolo, else ~/.cache/libreyolo, then
- * `ort-optimized/`. LIBREYOLO_ORT_CACHE=0 turns the cache off.
+ * Folder: `ort-optimized/` under the cache root (util/disk-cache.ts). LIBREYOLO_ORT_CACHE=0 turns
+ * the cache off.
  */
-import { createHash, randomBytes } from 'node:crypto';
-import { mkdirSync, readdirSync, renameSync, rmSync, statSync, utimesSync } from 'node:fs';
-import { arch, cpus, homedir } from 'node:os';
+import { createHash } from 'node:crypto';
+import { mkdirSync, renameSync, rmSync, statSync } from 'node:fs';
+import { arch, cpus } from 'node:os';
 import { join } from 'node:path';
 import * as ort from 'onnxruntime-node';
+import { cacheRoot, cachesEnabled, evictOldest, tempEntryPath, touchEntry } from '../util/disk-cache.ts';
 import { limit } from '../util/limits.ts';
 import type { SessionConfig } from './protocol.ts';
 import { WorkerSession, type SessionTransport } from './worker-session.ts';
@@ -31,12 +32,11 @@ import { WorkerSession, type SessionTransport } from './worker-session.ts';
 export type CacheOutcome = 'hit' | 'miss' | 'off';
 
 export function optimizedModelCacheDir(env: NodeJS.ProcessEnv = process.env): string {
-  const root = env.LIBREYOLO_CACHE_DIR || (env.XDG_CACHE_HOME ? join(env.XDG_CACHE_HOME, 'libreyolo') : join(homedir(), '.cache', 'libreyolo'));
-  return join(root, 'ort-optimized');
+  return join(cacheRoot(env), 'ort-optimized');
 }
 
 function cacheable(model: Uint8Array | string, config: SessionConfig): model is Uint8Array {
-  if (process.env.LIBREYOLO_ORT_CACHE === '0' || typeof model === 'string') return false;
+  if (!cachesEnabled() || typeof model === 'string') return false;
   if (config.graphOptimizationLevel === 'disabled') return false;
   return config.executionProviders.every((ep) => (typeof ep === 'string' ? ep : ep.name) === 'cpu');
 }
@@ -51,29 +51,6 @@ function entryName(model: Uint8Array, config: SessionConfig): string {
   h.update(JSON.stringify({ level: config.graphOptimizationLevel, providers: config.executionProviders, ort: ort.env.versions.node ?? ort.env.versions.common, cpu: cpus()[0]?.model ?? '', arch: arch() }));
   h.update(model);
   return `${h.digest('hex').slice(0, 32)}${ENTRY_SUFFIX}`;
-}
-
-/**
- * Deletes a crashed writer's day-old leftovers and the least recently used entries until the folder
- * fits its limit; `keep`, the entry just written, stays even when it alone passes the limit.
- */
-function evict(dir: string, keep: string): void {
-  const files = readdirSync(dir);
-  for (const f of files.filter((name) => name.endsWith('.tmp'))) {
-    const s = statSync(join(dir, f), { throwIfNoEntry: false });
-    if (s && Date.now() - s.mtimeMs > 24 * 3600_000) rmSync(join(dir, f), { force: true });
-  }
-  const entries = files.filter((f) => f.endsWith(ENTRY_SUFFIX) || f.endsWith(OLD_SUFFIX)).map((f) => {
-    const s = statSync(join(dir, f), { throwIfNoEntry: false });
-    return { f, size: s?.size ?? 0, used: s?.mtimeMs ?? 0 };
-  });
-  let total = entries.reduce((sum, e) => sum + e.size, 0);
-  for (const e of entries.sort((a, b) => a.used - b.used)) {
-    if (total <= limit('ortCacheBytes')) break;
-    if (e.f === keep) continue;
-    rmSync(join(dir, e.f), { force: true });
-    total -= e.size;
-  }
 }
 
 /**
@@ -94,21 +71,20 @@ export async function createCachedSession(host: SessionTransport, key: string, m
   if (statSync(path, { throwIfNoEntry: false })) {
     try {
       const session = await WorkerSession.create(host, key, path, { ...config, graphOptimizationLevel: 'disabled', configEntries: { ...config.configEntries, 'session.load_model_format': 'ORT' } });
-      const now = new Date();
-      utimesSync(path, now, now);
+      touchEntry(path);
       return { session, cache: 'hit' };
     } catch {
       rmSync(path, { force: true });
     }
   }
-  const tmp = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+  const tmp = tempEntryPath(path);
   try {
     // ORT warns that an NCHWc graph suits only this machine: the key says so already.
     const logSeverityLevel = config.logSeverityLevel ?? (process.env.LIBREYOLO_DEBUG ? 2 : 3);
     const session = await WorkerSession.create(host, key, model, { ...config, logSeverityLevel, optimizedModelFilePath: tmp, configEntries: { ...config.configEntries, 'session.save_model_format': 'ORT' } });
     try {
       renameSync(tmp, path);
-      evict(dir, name);
+      evictOldest(dir, limit('ortCacheBytes'), name, [ENTRY_SUFFIX, OLD_SUFFIX]);
     } catch {
       // A full or read-only disk costs the next run its head start, nothing else.
     }

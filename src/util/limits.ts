@@ -51,9 +51,11 @@ export const LIMITS = {
   pickleObjects: { env: 'LIBREYOLO_MAX_PICKLE_OBJECTS', default: 1_000_000, unit: 'count', what: 'objects a checkpoint pickle creates' },
   /** Tensor bytes a checkpoint may rebuild per byte of storage it holds, beyond a 64 MiB allowance. */
   tensorExpansion: { env: 'LIBREYOLO_MAX_TENSOR_EXPANSION', default: 2, unit: 'ratio', what: 'tensor bytes per checkpoint storage byte' },
-  /** Largest class count a model file may declare. */
   /** The folder of ORT-optimised training graphs (runtime/optimized-model-cache.ts). */
   ortCacheBytes: { env: 'LIBREYOLO_MAX_ORT_CACHE_BYTES', default: 2 * 2 ** 30, unit: 'bytes', what: 'optimised-graph cache size' },
+  /** The folder of ORT's inferred shapes of training graphs (graph/autodiff/shapes.ts). */
+  shapeCacheBytes: { env: 'LIBREYOLO_MAX_SHAPE_CACHE_BYTES', default: 256 * 2 ** 20, unit: 'bytes', what: 'shape-probe cache size' },
+  /** Largest class count a model file may declare. */
   classes: { env: 'LIBREYOLO_MAX_CLASSES', default: 100_000, unit: 'count', what: 'class count' },
 } as const satisfies Record<string, LimitSpec>;
 

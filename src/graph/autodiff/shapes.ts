@@ -15,8 +15,18 @@
  * paid only for those values. Fetching every value itself (as this did before) kept all
  * activations at once and copied them to JS: 1.2 GB for yolo9c at batch 1, 320, about 10 GB at
  * batch 2, 640, before the first training step.
+ *
+ * What inference gives depends only on the probe model's bytes and ORT's version, so it is kept on
+ * disk (`shape-probe/` under the cache root, util/disk-cache.ts) under their hash: opening the probe
+ * session is most of building a train graph (yolo9t at b2/96: 1.3 s of 2.1 s), and every training
+ * run, trial and auto-batch probe builds one.
  */
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import * as ort from 'onnxruntime-node';
+import { cacheRoot, cachesEnabled, evictOldest, touchEntry, writeEntry } from '../../util/disk-cache.ts';
+import { limit } from '../../util/limits.ts';
 import type { Graph } from '../ir.ts';
 import { serializeModel } from '../onnx.ts';
 import type { DType, HostTensor } from '../tensor.ts';
@@ -40,20 +50,60 @@ interface Inferred {
   dims: number[] | null;
 }
 
-/** ORT's inferred type and shape of each of `values`, from a session that is created, not run. */
-async function inferValues(graph: Graph, values: string[], opset: number): Promise<Map<string, Inferred>> {
-  const session = await ort.InferenceSession.create(serializeModel(graph, { opset, untypedOutputs: values }), SESSION_OPTIONS);
+const ENTRY_SUFFIX = '.shapes.json';
+
+export function shapeCacheDir(env: NodeJS.ProcessEnv = process.env): string {
+  return join(cacheRoot(env), 'shape-probe');
+}
+
+/** A cached inference for exactly `values`, or null (absent, unreadable, or not about these values). */
+function readCachedInference(path: string, values: readonly string[]): Map<string, Inferred> | null {
+  let rows: unknown;
   try {
-    const inferred = new Map<string, Inferred>();
+    rows = (JSON.parse(readFileSync(path, 'utf8')) as { values?: unknown }).values;
+  } catch {
+    return null;
+  }
+  if (!Array.isArray(rows) || rows.length !== values.length) return null;
+  const inferred = new Map<string, Inferred>();
+  for (const row of rows as unknown[]) {
+    if (!Array.isArray(row) || typeof row[0] !== 'string' || typeof row[1] !== 'string') return null;
+    const dims = row[2] === null ? null : Array.isArray(row[2]) && row[2].every((d) => Number.isInteger(d) && d >= 0) ? row[2] as number[] : undefined;
+    if (dims === undefined) return null;
+    inferred.set(row[0], { dtype: row[1] as DType, dims });
+  }
+  return values.every((v) => inferred.has(v)) ? inferred : null;
+}
+
+/** ORT's inferred type and shape of each of `values`, from a session that is created, not run (or the cache). */
+async function inferValues(graph: Graph, values: string[], opset: number): Promise<Map<string, Inferred>> {
+  const model = serializeModel(graph, { opset, untypedOutputs: values });
+  const dir = shapeCacheDir();
+  const name = `${createHash('sha256').update(ort.env.versions.node ?? ort.env.versions.common ?? '').update('\0').update(model).digest('hex').slice(0, 32)}${ENTRY_SUFFIX}`;
+  if (cachesEnabled()) {
+    const cached = readCachedInference(join(dir, name), values);
+    if (cached) {
+      touchEntry(join(dir, name));
+      return cached;
+    }
+  }
+  const session = await ort.InferenceSession.create(model, SESSION_OPTIONS);
+  const inferred = new Map<string, Inferred>();
+  try {
     for (const m of session.outputMetadata) {
       if (!m.isTensor) continue;
       const fixed = m.shape.every((d): d is number => typeof d === 'number' && d >= 0);
       inferred.set(m.name, { dtype: m.type as DType, dims: fixed ? [...m.shape] as number[] : null });
     }
-    return inferred;
   } finally {
     await session.release();
   }
+  // Only a complete answer is kept (probeShapes refuses an incomplete one).
+  if (cachesEnabled() && values.every((v) => inferred.has(v))) {
+    const rows = values.map((v) => [v, inferred.get(v)!.dtype, inferred.get(v)!.dims]);
+    if (writeEntry(join(dir, name), JSON.stringify({ values: rows }))) evictOldest(dir, limit('shapeCacheBytes'), name, [ENTRY_SUFFIX]);
+  }
+  return inferred;
 }
 
 /** Runs `graph` once with each of `values`' Shape as the only outputs; returns their dims. */
