@@ -10,7 +10,10 @@
 import type { HostTensor } from '../../graph/tensor.ts';
 import type { HostTensorSpec } from '../registry.ts';
 import { DFINE_DDF_T, LOSS_INPUT, dfineLossTerms, type ClassLoss, type DfineLossTerm } from './loss-terms.ts';
+import { boxIou, cxcywhToXyxy as xyxy } from '../detr/matching.ts';
 import { denoisingMatches, hungarianMatch, unionMatches, type ImageTargets, type Match, type MatchInput } from './matcher.ts';
+
+export { boxIou } from '../detr/matching.ts';
 
 const f = Math.fround;
 
@@ -47,25 +50,6 @@ export function dfineLossInputSpecs(ctx: DfineLossContext): Record<string, HostT
   }
   out[LOSS_INPUT.matchedPerImage] = { dtype: 'float32', dims: [] };
   return out;
-}
-
-/** xyxy of a cxcywh box (sizes clamped at 0), float32 steps as `box_cxcywh_to_xyxy`. */
-function xyxy(b: ArrayLike<number>, o: number): [number, number, number, number] {
-  const hw = f(0.5 * Math.max(b[o + 2]!, 0));
-  const hh = f(0.5 * Math.max(b[o + 3]!, 0));
-  return [f(b[o]! - hw), f(b[o + 1]! - hh), f(b[o]! + hw), f(b[o + 1]! + hh)];
-}
-
-/** IoU of two cxcywh boxes (`box_iou`, no epsilon), float32 steps. */
-export function boxIou(p: ArrayLike<number>, po: number, g: ArrayLike<number>, go: number): number {
-  const a = xyxy(p, po);
-  const b = xyxy(g, go);
-  const areaA = f(f(a[2] - a[0]) * f(a[3] - a[1]));
-  const areaB = f(f(b[2] - b[0]) * f(b[3] - b[1]));
-  const iw = Math.max(f(Math.min(a[2], b[2]) - Math.max(a[0], b[0])), 0);
-  const ih = Math.max(f(Math.min(a[3], b[3]) - Math.max(a[1], b[1])), 0);
-  const inter = f(iw * ih);
-  return f(inter / f(f(areaA + areaB) - inter));
 }
 
 const sigmoid = (x: number): number => f(1 / (1 + Math.exp(-x)));

@@ -6,55 +6,14 @@
  * union of matchings (GO, `_get_go_indices`) and the denoising matches.
  */
 import { linearSumAssignment } from '../../util/lsap.ts';
+import { cxcywhToXyxy as toXyxy, giou, type ImageTargets, type Match, type MatchInput } from '../detr/matching.ts';
+
+export type { ImageTargets, Match, MatchInput } from '../detr/matching.ts';
 
 export const MATCH_COST = { class: 2, bbox: 5, giou: 2 } as const;
 export const MATCH_FOCAL = { alpha: 0.25, gamma: 2 } as const;
 
-/** Ground truths of one image: classes and cx cy w h boxes normalised 0..1. */
-export interface ImageTargets {
-  labels: number[];
-  /** `[n * 4]` cx cy w h. */
-  boxes: Float32Array;
-}
-
-/** Matched pairs of one image: `queries[k]` predicts gt `targets[k]`. */
-export interface Match {
-  queries: number[];
-  targets: number[];
-}
-
-/** A layer's output for matching: `logits` `[B, Q, nc]`, `boxes` `[B, Q, 4]` cxcywh. */
-export interface MatchInput {
-  logits: Float32Array;
-  boxes: Float32Array;
-  batch: number;
-  queries: number;
-  nc: number;
-}
-
 const f = Math.fround;
-
-/** cxcywh -> xyxy with the size clamped at 0, in float32 steps (`box_cxcywh_to_xyxy`). */
-function toXyxy(b: ArrayLike<number>, o: number): [number, number, number, number] {
-  const hw = f(0.5 * Math.max(b[o + 2]!, 0));
-  const hh = f(0.5 * Math.max(b[o + 3]!, 0));
-  return [f(b[o]! - hw), f(b[o + 1]! - hh), f(b[o]! + hw), f(b[o + 1]! + hh)];
-}
-
-/** GIoU of two xyxy boxes in float32 steps (`generalized_box_iou`). */
-export function giou(a: readonly number[], b: readonly number[]): number {
-  const areaA = f(f(a[2]! - a[0]!) * f(a[3]! - a[1]!));
-  const areaB = f(f(b[2]! - b[0]!) * f(b[3]! - b[1]!));
-  const iw = Math.max(f(Math.min(a[2]!, b[2]!) - Math.max(a[0]!, b[0]!)), 0);
-  const ih = Math.max(f(Math.min(a[3]!, b[3]!) - Math.max(a[1]!, b[1]!)), 0);
-  const inter = f(iw * ih);
-  const union = f(f(areaA + areaB) - inter);
-  const iou = f(inter / union);
-  const ew = Math.max(f(Math.max(a[2]!, b[2]!) - Math.min(a[0]!, b[0]!)), 0);
-  const eh = Math.max(f(Math.max(a[3]!, b[3]!) - Math.min(a[1]!, b[1]!)), 0);
-  const area = f(ew * eh);
-  return f(iou - f(f(area - union) / area));
-}
 
 /** The `[Q, n]` cost matrix of image `img` against its gts. */
 export function matchCost(out: MatchInput, img: number, gt: ImageTargets): Float64Array {

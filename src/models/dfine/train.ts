@@ -15,6 +15,7 @@ import type { DfineSize, DfineVariant } from './config.ts';
 import { emitDfineLoss } from './loss.ts';
 import { dfineLossInputs, dfineLossInputSpecs, type DfineLossContext } from './loss-targets.ts';
 import { CLASS_LOSS, lossNamesOf } from './loss-terms.ts';
+import { imageTargets } from '../detr/matching.ts';
 import { denoisingPositiveIdx, type ImageTargets } from './matcher.ts';
 import { DfineNetwork } from './network.ts';
 import { emitDfineTrainForward } from './train-forward.ts';
@@ -77,25 +78,6 @@ export function dfineDnSlots(maxTargets: number): number {
   let slots = 0;
   for (let g = 1; g <= maxTargets; g++) slots = Math.max(slots, denoisingGroups(g).numDn);
   return slots;
-}
-
-/** The contract's target rows `[cls, x1, y1, x2, y2]` (0..1) as the original's per-image labels and cxcywh boxes. */
-export function imageTargets(targets: HostTensor): ImageTargets[] {
-  const [B, M] = targets.dims as [number, number, number];
-  const d = targets.data as Float32Array;
-  return Array.from({ length: B }, (_, img) => {
-    const labels: number[] = [];
-    const boxes: number[] = [];
-    for (let r = 0; r < M; r++) {
-      const o = (img * M + r) * 5;
-      const [cls, x1, y1, x2, y2] = [d[o]!, d[o + 1]!, d[o + 2]!, d[o + 3]!, d[o + 4]!];
-      if (cls < 0 || !(x2 > x1 && y2 > y1)) continue; // padding, and the original's w > 0, h > 0 filter
-      labels.push(cls);
-      const clamp = (v: number): number => Math.min(1, Math.max(0, Math.fround(v)));
-      boxes.push(clamp((x1 + x2) / 2), clamp((y1 + y2) / 2), clamp(x2 - x1), clamp(y2 - y1));
-    }
-    return { labels, boxes: Float32Array.from(boxes) };
-  });
 }
 
 function lossContext(net: DfineNetwork, shape: TrainShape, targets: readonly ImageTargets[] | null): DfineLossContext {
