@@ -8,7 +8,7 @@ import type { GraphBuilder } from '../../graph/builder.ts';
 import { LayerNorm, Linear, ModuleList } from '../../graph/layers.ts';
 import { Module } from '../../graph/module.ts';
 import { skipLayerNorm } from '../../graph/contrib.ts';
-import { matmul, transpose } from '../../graph/nn.ts';
+import { matmul, reshape, transpose } from '../../graph/nn.ts';
 import { MSDeformAttn } from '../detr/deformable-attention.ts';
 import { MultiheadAttention } from '../detr/multihead-attention.ts';
 import { MLP } from '../detr/mlp.ts';
@@ -35,10 +35,17 @@ export class DecoderLayer extends Module {
     this.norm3 = this.addModule('norm3', new LayerNorm(d, C.decEps));
   }
 
-  forward(b: GraphBuilder, tgt: string, pos: string, ref: string, memory: string, shapes: ReadonlyArray<readonly [number, number]>, queries: number, fused = false): string {
-    if (fused) return this.forwardFused(b, tgt, pos, ref, memory, shapes, queries);
+  /**
+   * With `groups` > 1 (train mode's 13 query groups) self-attention stays inside each group: the
+   * `queries` are cut into equal chunks stacked on the batch axis for it, and restored after.
+   */
+  forward(b: GraphBuilder, tgt: string, pos: string, ref: string, memory: string, shapes: ReadonlyArray<readonly [number, number]>, queries: number, fused = false, groups = 1): string {
+    if (fused && groups === 1) return this.forwardFused(b, tgt, pos, ref, memory, shapes, queries);
     const qk = b.op('Add', [tgt, pos]);
-    let t = this.norm1.emit(b, b.op('Add', [tgt, this.selfAttn.emit(b, qk, tgt)]));
+    const d = C.hiddenDim;
+    const chunk = (x: string): string => (groups === 1 ? x : reshape(b, x, [-1, queries / groups, d]));
+    const sa = this.selfAttn.emit(b, chunk(qk), chunk(tgt));
+    let t = this.norm1.emit(b, b.op('Add', [tgt, groups === 1 ? sa : reshape(b, sa, [-1, queries, d])]));
     const ca = this.crossAttn.emit(b, b.op('Add', [t, pos]), ref, memory, shapes, queries);
     t = this.norm2.emit(b, b.op('Add', [t, ca]));
     const ffn = b.scope('ffn', () => this.linear2.emit(b, b.op('Relu', [this.linear1.emit(b, t)])));
@@ -75,14 +82,17 @@ export class TransformerDecoder extends Module {
     this.refPointHead = this.addModule('ref_point_head', new MLP(2 * d, d, d, 2));
   }
 
-  /** Returns each layer's normed output `hs_l` (only those in `wanted`; the last is always made). */
-  forward(b: GraphBuilder, tgt: string, ref: string, memory: string, shapes: ReadonlyArray<readonly [number, number]>, queries: number, wanted: ReadonlySet<number>, fused = false): Map<number, string> {
+  /**
+   * Returns each layer's normed output `hs_l` (only those in `wanted`; the last is always made);
+   * `groups` restricts self-attention to equal query groups (DecoderLayer.forward).
+   */
+  forward(b: GraphBuilder, tgt: string, ref: string, memory: string, shapes: ReadonlyArray<readonly [number, number]>, queries: number, wanted: ReadonlySet<number>, fused = false, groups = 1): Map<number, string> {
     const pos = this.refPointHead.emit(b, boxSineEmbedding(b, ref, C.hiddenDim / 2));
     const out = new Map<number, string>();
     const last = this.layers.items.length - 1;
     let t = tgt;
     b.scope('layers', () => this.layers.items.forEach((layer, l) => {
-      t = layer.emit(b, t, pos, ref, memory, shapes, queries, fused);
+      t = layer.emit(b, t, pos, ref, memory, shapes, queries, fused, groups);
       if (l === last || wanted.has(l)) out.set(l, b.scope(`hs${l}`, () => this.norm.forward(b, t)));
     }));
     return out;

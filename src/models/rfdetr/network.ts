@@ -30,7 +30,7 @@ class Backbone extends Module {
 }
 
 /** Proposal boxes (cx, cy, 0.05, 0.05) per token, zeroed where a coordinate leaves (0.01, 0.99). */
-function proposals(grid: TokenGrid): { boxes: Float32Array; valid: Float32Array; allValid: boolean } {
+export function proposals(grid: TokenGrid): { boxes: Float32Array; valid: Float32Array; allValid: boolean } {
   const n = grid.hp * grid.wp;
   const boxes = new Float32Array(n * 4);
   const valid = new Float32Array(n);
