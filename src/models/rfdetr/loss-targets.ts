@@ -118,6 +118,7 @@ export function rfdetrLossInputs(preds: Preds, targets: readonly ImageTargets[],
   inputs[IN.numBoxes] = scalar(numBoxes);
   const topk = preds[RFDETR_TOPK_INDEX];
   if (!topk) throw new Error(`RF-DETR loss: the predictions lack ${RFDETR_TOPK_INDEX}`);
-  inputs[RFDETR_TOPK_INDEX] = topk;
+  // The assignment graph's outputs are float32 (token indices < 2^24 are exact there).
+  inputs[RFDETR_TOPK_INDEX] = topk.dtype === 'int64' ? topk : { dtype: 'int64', dims: [...topk.dims], data: BigInt64Array.from(topk.data as Float32Array, (v) => BigInt(v)) };
   return { inputs, matches };
 }
