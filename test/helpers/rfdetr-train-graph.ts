@@ -40,12 +40,27 @@ function fromOrt(out: ort.InferenceSession.OnnxValueMapType): Record<string, Hos
 }
 
 export async function runGraph(graph: Graph, feeds: Record<string, HostTensor>): Promise<Record<string, HostTensor>> {
+  return (await runGraphOn(graph, [feeds]))[0]!;
+}
+
+/** One session, run once per feed set. */
+export async function runGraphOn(graph: Graph, feedSets: ReadonlyArray<Record<string, HostTensor>>): Promise<Array<Record<string, HostTensor>>> {
   const session = await ort.InferenceSession.create(serializeModel(graph), { intraOpNumThreads: 2 });
   try {
-    return fromOrt(await session.run(Object.fromEntries(Object.entries(feeds).map(([k, t]) => [k, toOrt(t)]))));
+    const out: Array<Record<string, HostTensor>> = [];
+    for (const feeds of feedSets) out.push(fromOrt(await session.run(Object.fromEntries(Object.entries(feeds).map(([k, t]) => [k, toOrt(t)])))));
+    return out;
   } finally {
     await session.release();
   }
+}
+
+/** Every value one float32 ulp up (its bit pattern + 1). */
+export function ulpUp(t: HostTensor): HostTensor {
+  const data = Float32Array.from(t.data as Float32Array);
+  const bits = new Uint32Array(data.buffer);
+  for (let k = 0; k < bits.length; k++) bits[k]! += 1;
+  return { ...t, data };
 }
 
 export interface RfdetrFixtureStep {
