@@ -1,8 +1,10 @@
 /**
  * RF-DETR's training recipe as values: the original's defaults (RFDETRConfig), its AdamW groups
  * (layer-wise LR decay over the DINOv2 encoder, the decoder at lr0 x 0.7), the "step" schedule and
- * the per-step multi-scale size (CPython's random.Random(step).choice over 11 sizes).
+ * the per-step multi-scale size (CPython's random.Random(step).choice over 11 sizes) and the
+ * per-sample pipeline.
  */
+import type { AugmentRecipe } from '../../data/recipe.ts';
 import { LibreYOLOError } from '../../errors.ts';
 import { PythonRandom } from '../../util/python-random.ts';
 import { lrDropFactor, type ScheduleInputs } from '../registry.ts';
@@ -15,6 +17,18 @@ export const RFDETR_TRAIN_DEFAULTS: Readonly<Record<string, unknown>> = {
   crop_resize_prob: 0.5, flip_prob: 0.5, workers: 0,
   mosaic_prob: 0, mixup_prob: 0, hsv_prob: 0, degrees: 0, translate: 0, shear: 0, max_labels: 300, name: 'rfdetr_exp',
 };
+
+/**
+ * The per-sample pipeline (RFDETRDetTransform): flip first, then with crop_resize_prob (samples with
+ * boxes) the shortest side to 400/500/600 and a square crop of 384..min(600, h, w), then the
+ * INTER_LINEAR square stretch onto the loader's canvas (rfdetrTrainCanvas with multi-scale), boxes
+ * with a side <= 1 px dropped. No mosaic, mixup, HSV or affine.
+ */
+export const RFDETR_AUGMENT: AugmentRecipe = [
+  { step: 'pre_flip', prob: 'flip_prob' },
+  { step: 'crop_resize', prob: 'crop_resize_prob', scales: [400, 500, 600], maxSize: 600, minCrop: 384 },
+  { step: 'stretch_linear' },
+];
 
 /** The LR options of every RF-DETR size (lr_encoder, lr_vit_layer_decay, lr_component_decay). */
 export const RFDETR_LR = { encoder: 1.5e-4, vitLayerDecay: 0.8, componentDecay: 0.7 } as const;
