@@ -12,6 +12,8 @@ import {
   RFDETR_TRAIN_DEFAULTS, rfdetrEncoderLr, rfdetrMultiScales, rfdetrParamGroups, rfdetrSchedule, rfdetrStepScale, rfdetrTrainCanvas,
 } from '../../src/models/rfdetr/recipe.ts';
 import type { HostTensor } from '../../src/graph/tensor.ts';
+import { resolveTrainConfig, TRAIN_DEFAULTS } from '../../src/train/config.ts';
+import { Optimizer } from '../../src/train/optimizer.ts';
 
 const net = new RfdetrNetwork({ size: 'n', nc: 80 });
 const keys = [...net.namedTensors()].filter(([, p]) => p.kind === 'parameter').map(([k]) => k);
@@ -135,5 +137,30 @@ describe('RF-DETR class-head re-initialisation', () => {
     const out = resizeClassHeads(new Map([...net.namedTensors()].map(([k, p]) => [k, p.value])), 3);
     const resized = [...out].filter(([k, t]) => /class_embed/.test(k) && t.dims[0] === 4);
     assert.equal(resized.length, 28);
+  });
+});
+
+describe('RF-DETR groups in the core optimizer, and the recipe\'s train options', () => {
+  it('the schedule\'s lr0 times lrMult gives each group its own LR', () => {
+    const opt = Optimizer.create(net.namedTensors(), { optimizer: 'adamw', lr0: 2e-4, weightDecay: 1e-4 }, (k) => rfdetrParamGroups(k, { weightDecay: 1e-4, lr0: 2e-4 }));
+    opt.setLr(2e-4);
+    const lr = (name: string) => opt.groups.find((g) => g.name === name)!.lr;
+    rel(lr('encoder.0.no_wd'), 3.23e-6, 2e-3, 'embeddings');
+    rel(lr('encoder.14.no_wd'), 7.35e-5, 2e-3, 'layernorm');
+    rel(lr('decoder'), 1.4e-4, 1e-12, 'decoder');
+    rel(lr('other'), 2e-4, 1e-12, 'other');
+  });
+
+  it('the new options leave the other families as they were, and are checked', () => {
+    assert.deepEqual([TRAIN_DEFAULTS.ema_tau, TRAIN_DEFAULTS.lr_drop, TRAIN_DEFAULTS.crop_resize_prob, TRAIN_DEFAULTS.expanded_scales], [2000, null, 0, true]);
+    const warn = () => undefined;
+    const cfg = resolveTrainConfig({ data: 'x.yaml', multi_scale: false }, warn, RFDETR_TRAIN_DEFAULTS);
+    assert.deepEqual([cfg.ema_tau, cfg.lr_drop, cfg.crop_resize_prob, cfg.ema_decay, cfg.nbs], [100, 100, 0.5, 0.993, 16]);
+    assert.throws(() => resolveTrainConfig({ data: 'x.yaml', expanded_scales: false }, warn), /expanded_scales=false is not supported/);
+    assert.throws(() => resolveTrainConfig({ data: 'x.yaml', ema_tau: 0 }, warn), /ema_tau/);
+    assert.throws(() => resolveTrainConfig({ data: 'x.yaml', crop_resize_prob: 2 }, warn), /crop_resize_prob/);
+    assert.throws(() => resolveTrainConfig({ data: 'x.yaml', lr_drop: -1 }, warn), /lr_drop/);
+    // multi_scale (the original's default) stays refused until the trainer resizes each step's batch.
+    assert.throws(() => resolveTrainConfig({ data: 'x.yaml' }, warn, RFDETR_TRAIN_DEFAULTS), /multi_scale=true is not implemented/);
   });
 });
