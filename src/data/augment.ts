@@ -57,16 +57,36 @@ export interface AugmentHyp {
   mixupProb: number;
   /** Jitter range of the mixed-in image (default [0.5, 1.5]). */
   mixupScale: readonly [number, number];
+  /** Probability of a horizontal flip before the crops (RF-DETR; default 0, no draw). */
+  preFlipProb: number;
+  /** RF-DETR's random resize + square crop (crop-resize.ts); null: off (default). */
+  cropResize: CropResizeHyp | null;
   /**
    * The last step onto the s x s input: top-left letterbox (default, YOLO9/YOLOX) or a stretch that
    * ignores the aspect ratio (D-FINE's train Resize to 640x640, after the aspect-preserving pre-resize).
    */
   resize?: 'letterbox' | 'stretch';
+  /**
+   * The stretch is OpenCV's INTER_LINEAR (no antialias) and boxes with a side <= 1 px after it are
+   * always dropped (RF-DETR's transform); default: the antialiased stretch, boxes kept when all would go.
+   */
+  stretchLinear?: boolean;
+}
+
+/** RF-DETR's resize of the shortest side to one of `scales`, then a random square crop (crop-resize.ts). */
+export interface CropResizeHyp {
+  prob: number;
+  /** Shortest-side sizes, one drawn uniformly. */
+  scales: readonly number[];
+  /** The crop side is at most this (and the image's sides). */
+  maxSize: number;
+  /** The crop side is at least min(this, m). */
+  minCrop: number;
 }
 
 export const DEFAULT_HYP: Readonly<AugmentHyp> = Object.freeze({
   hsvProb: 1, hsvGains: HSV_GAINS, flipProb: 0.5, mosaicProb: 1, scale: 0, translate: 0,
-  affine: null, mixupProb: 0, mixupScale: [0.5, 1.5] as const,
+  affine: null, mixupProb: 0, mixupScale: [0.5, 1.5] as const, preFlipProb: 0, cropResize: null,
 });
 
 // ---------------------------------------------------------------------------------------------
@@ -247,7 +267,7 @@ export function preResize(img: RgbImage, size: number): RgbImage {
 /**
  * Final step of every train sample: HSV + flip (skipped for images without boxes, or when every box
  * would be filtered, as the original), top-left letterbox into `out` (float CHW /255), or with
- * `hyp.resize` 'stretch' an antialiased bilinear resize to size x size; boxes scaled, filtered (side <= 1 px),
+ * `hyp.resize` 'stretch' an antialiased bilinear resize to size x size (INTER_LINEAR with `stretchLinear`); boxes scaled, filtered (side <= 1 px),
  * normalised by the canvas size, clipped to [0,1] and written into `targets` (`maxLabels` rows,
  * padding `[-1,0,0,0,0]`). Random draws are the same whatever the branch.
  */
@@ -266,6 +286,7 @@ export function trainTransform(
   let finalSegs = masks?.segs;
   if (boxes.length > 0) {
     const kept = filterSamples(boxes, masks?.segs, 1, sx, sy);
+    if (hyp.stretchLinear) final = kept.boxes;
     if (kept.boxes.length > 0) {
       if (doHsv) augmentHsv(img, gains);
       if (doFlip) flipHorizontal(img, kept.boxes, kept.segs);
@@ -274,7 +295,8 @@ export function trainTransform(
     }
   }
   // The stretch is antialiased (torchvision's Resize(antialias=True), Pillow's kernel): after the strong ops' zoom-out it shrinks up to 4x.
-  letterboxInto(stretch && (img.width !== size || img.height !== size) ? resizePilBilinear(img, size, size) : img, size, out, outOffset);
+  const resized = !stretch || (img.width === size && img.height === size) ? img : hyp.stretchLinear ? resizeBilinear(img, size, size) : resizePilBilinear(img, size, size);
+  letterboxInto(resized, size, out, outOffset);
   const n = writeTargets(final, sx / size, targets, targetOffset, maxLabels, sy / size);
   if (masks) writeMaskTargets(finalSegs!.slice(0, n), sx, sy, size, masks);
   return n;

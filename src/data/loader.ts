@@ -29,6 +29,7 @@ import {
 } from './augment.ts';
 import { drawMixup, mixup } from './mixup.ts';
 import { strongAugment } from './strong-augment.ts';
+import { maybeFlipFirst, randomResizeCrop } from './crop-resize.ts';
 import type { DatasetSplit } from './dataset.ts';
 
 export interface LoaderOptions {
@@ -212,7 +213,9 @@ async function buildSample(ctx: SampleContext, job: BatchJob, k: number, out: Ba
   } else {
     const it = await loadItem(ctx, index);
     out.origShapes[k] = it.origShape;
-    item = job.strong ? strongAugment(it, rand) : it;
+    let sample = maybeFlipFirst(it, ctx.hyp.preFlipProb, rand);
+    if (ctx.hyp.cropResize) sample = randomResizeCrop(sample, ctx.hyp.cropResize, rand);
+    item = job.strong ? strongAugment(sample, rand) : sample;
   }
   item = maybeScaleTranslate(item, ctx.hyp, rand);
   out.counts[k] = trainTransform(item.img, item.boxes, s, ctx.hyp, rand, out.images, k * plane, out.targets, tOff, ctx.maxLabels,
@@ -358,7 +361,9 @@ export class DataLoader {
       if (!Number.isInteger(maskRatio) || maskRatio < 1 || imgsz % maskRatio !== 0) throw new LibreYOLOError('config_range_error', `masks must be a ratio dividing imgsz ${imgsz}, got ${maskRatio}`);
       // The random affine and scale/translate warp the rings with the image (affine.ts); the strong ops do not.
       if (this.strong) throw new LibreYOLOError('config_unsupported', 'Segment training does not apply the strong ops to polygons: leave them off.');
+      if (hyp.cropResize || hyp.preFlipProb > 0) throw new LibreYOLOError('config_unsupported', 'Segment training does not apply pre_flip or crop_resize to polygons: leave them off.');
     }
+    if (hyp.stretchLinear && hyp.resize !== 'stretch') throw new LibreYOLOError('config_unsupported', 'The stretch_linear step needs a stretch onto the input; this run letterboxes.');
     this.ctx = { paths: split.images, labels: split.labels, imgsz, maxLabels: this.maxLabels, hyp, cache: options.cache ?? false, preResize: options.preResize ?? true, maskRatio };
   }
 

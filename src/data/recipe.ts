@@ -15,10 +15,15 @@
  *   random_affine  the mosaic canvas through the random affine (`degrees`, `translate`, `scale`,
  *                  `shear`) onto the input; with `ifAny`, only when one of those parameters is > 0
  *   mixup          after a mosaic that has labels, with probability `prob` and jitter range `scale`
+ *   pre_flip       horizontal flip with probability `prob` of a non-mosaic sample, before the crops
+ *   crop_resize    with probability `prob`, on a non-mosaic sample with boxes: shortest side to one of
+ *                  `scales`, then a random square crop of side in [min(minCrop, m), m], m = min(maxSize, h, w)
  *   strong         photometric distort, zoom-out and IoU crop on non-mosaic samples with boxes, in the
  *                  epochs of `schedule`
  *   hsv            HSV jitter with probability `prob`, maximum gains `gains` (default 5, 30, 30)
  *   flip           horizontal flip with probability `prob`
+ *   stretch_linear the final stretch is OpenCV's INTER_LINEAR (no antialias), boxes with a side <= 1 px
+ *                  after it dropped (RF-DETR; needs a family whose input is a stretch)
  *
  * The last step, letterbox or stretch onto the input, follows the family's input spec.
  */
@@ -47,9 +52,12 @@ export type AugmentStep =
     readonly ifAny?: readonly ('degrees' | 'translate' | 'shear')[];
   }
   | { readonly step: 'mixup'; readonly prob: Num; readonly scale: NumPair }
+  | { readonly step: 'pre_flip'; readonly prob: Num }
+  | { readonly step: 'crop_resize'; readonly prob: Num; readonly scales: readonly number[]; readonly maxSize: Num; readonly minCrop: Num }
   | { readonly step: 'strong'; readonly schedule?: StepSchedule }
   | { readonly step: 'hsv'; readonly prob: Num; readonly gains?: readonly [number, number, number] }
-  | { readonly step: 'flip'; readonly prob: Num };
+  | { readonly step: 'flip'; readonly prob: Num }
+  | { readonly step: 'stretch_linear' };
 
 export type AugmentStepName = AugmentStep['step'];
 export type AugmentRecipe = readonly AugmentStep[];
@@ -120,9 +128,21 @@ const STEP_TABLE: { readonly [N in AugmentStepName]: StepDef<Extract<AugmentStep
       hyp.mixupScale = hyp.mixupProb > 0 ? checkRange(r, s.scale, 'scale') : r.pair(s.scale, 'scale');
     },
   },
+  pre_flip: { apply: (s, r, hyp) => { hyp.preFlipProb = r.num(s.prob, 'prob'); } },
+  crop_resize: {
+    apply(s, r, hyp) {
+      const maxSize = r.num(s.maxSize, 'maxSize'), minCrop = r.num(s.minCrop, 'minCrop');
+      const whole = (v: number): boolean => Number.isInteger(v) && v >= 1;
+      if (s.scales.length === 0 || !s.scales.every(whole) || !whole(maxSize) || !whole(minCrop)) {
+        throw new TypeError(`augmentation recipe: crop_resize needs positive integer scales, maxSize and minCrop (${JSON.stringify({ scales: s.scales, maxSize, minCrop })})`);
+      }
+      hyp.cropResize = { prob: r.num(s.prob, 'prob'), scales: s.scales, maxSize, minCrop };
+    },
+  },
   strong: { apply: () => undefined },
   hsv: { apply: (s, r, hyp) => { hyp.hsvProb = r.num(s.prob, 'prob'); hyp.hsvGains = s.gains ?? HSV_GAINS; } },
   flip: { apply: (s, r, hyp) => { hyp.flipProb = r.num(s.prob, 'prob'); } },
+  stretch_linear: { apply: (_s, _r, hyp) => { hyp.stretchLinear = true; } },
 };
 
 const STEP_ORDER = Object.keys(STEP_TABLE) as AugmentStepName[];
@@ -141,7 +161,7 @@ export function resolveRecipe(recipe: AugmentRecipe, option: (name: string) => u
     if (at <= last) throw new TypeError(`augmentation recipe: step '${s.step}' is out of order or listed twice (order: ${STEP_ORDER.join(', ')})`);
     last = at;
   }
-  const hyp: Hyp = { hsvProb: 0, hsvGains: HSV_GAINS, flipProb: 0, mosaicProb: 0, scale: 0, translate: 0, affine: null, mixupProb: 0, mixupScale: [0.5, 1.5] };
+  const hyp: Hyp = { hsvProb: 0, hsvGains: HSV_GAINS, flipProb: 0, mosaicProb: 0, scale: 0, translate: 0, affine: null, mixupProb: 0, mixupScale: [0.5, 1.5], preFlipProb: 0, cropResize: null };
   for (const s of recipe) {
     const bound = (value: Num | NumPair, param: string): unknown => {
       if (typeof value !== 'string') return value;

@@ -283,12 +283,20 @@ export interface TrainingHooks {
   onSetup?(network: DetectionNetwork): void;
   /**
    * The family's own optimizer parameter groups over the trainable keys (state_dict order), given
-   * the run's weight decay and the network (its size may set a multiplier); absent: the core's g0
-   * (BN weights) / g1 (weights) / g2 (biases).
+   * the run's weight decay and lr0 and the network (its size may set a multiplier); absent: the
+   * core's g0 (BN weights) / g1 (weights) / g2 (biases). A group's LR is the schedule's times
+   * `lrMult`, so a group whose absolute LR must not follow lr0 sets lrMult = its LR / lr0.
    */
-  paramGroups?(trainable: string[], cfg: { weightDecay: number }, network: DetectionNetwork): Array<{ name: string; keys: string[]; weightDecay: number; lrMult: number }>;
+  paramGroups?(trainable: string[], cfg: { weightDecay: number; lr0: number }, network: DetectionNetwork): Array<{ name: string; keys: string[]; weightDecay: number; lrMult: number }>;
+  /**
+   * The LR set before the first optimizer step takes the group multipliers too (RF-DETR's groups
+   * start at their own LRs); absent: every group starts at the schedule's plain LR (D-FINE).
+   */
+  firstLrScaled?: boolean;
   /** The family's own learning-rate schedule (per optimizer step); absent: the core's `scheduler`. */
   schedule?(cfg: ScheduleInputs): { lr(step: number): number };
+  /** The family's `schedule` applies `lr_drop` (ScheduleInputs.lrDrop); absent: a run setting lr_drop is refused. */
+  scheduleTakesLrDrop?: boolean;
   /**
    * The train augmentation pipeline as data (data/recipe.ts): named steps (mosaic, random_affine,
    * mixup, strong, hsv, flip) with their parameters, numbers or the train options holding them, and
@@ -312,6 +320,13 @@ export interface ScheduleInputs {
   warmupLrStart: number;
   minLrRatio: number;
   noAugEpochs: number;
+  /** Epoch from which the LR is x0.1 (`lr_drop`); null or absent: never. */
+  lrDrop?: number | null;
+}
+
+/** The `lr_drop` factor at optimizer step `it`: 0.1 from step stepsPerEpoch x lrDrop on, else 1. */
+export function lrDropFactor(it: number, c: Pick<ScheduleInputs, 'lrDrop' | 'stepsPerEpoch'>): number {
+  return c.lrDrop !== null && c.lrDrop !== undefined && it >= c.lrDrop * c.stepsPerEpoch ? 0.1 : 1;
 }
 
 /** How exported ONNX files without LibreYOLO metadata are recognised, and read when their output differs. */

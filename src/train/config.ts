@@ -11,6 +11,7 @@ import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import { LibreYOLOError } from '../errors.ts';
 import type { Warn } from '../util/warn.ts';
+import { EMA_TAU } from './ema.ts';
 import {
   boolean, booleanText, choice, fraction, fromCli, integer, normalizeKeys, nullable, number, numberText, optionRangeError, optionTypeError, type Rule,
 } from '../util/options.ts';
@@ -56,6 +57,8 @@ export interface TrainConfig {
   mixup_scale: [number, number];
   ema: boolean;
   ema_decay: number;
+  /** EMA warm-up: decay(u) = ema_decay·(1 - exp(-u / ema_tau)) at update u. */
+  ema_tau: number;
   /**
    * From the no-aug epoch (epochs - no_aug_epochs) on, the EMA decay becomes this constant, without
    * the warm-up ramp (D-FINE's "EMA restart": the original's ema_restart_decay); null = no switch.
@@ -63,8 +66,14 @@ export interface TrainConfig {
   ema_restart_decay: number | null;
   /** A family with strong ops (D-FINE) stops them at epoch int(epochs x this); default 1 (never before the no-aug epochs). */
   aug_stop_epoch_ratio: number;
-  /** The original's per-batch random input size (D-FINE); not implemented: only false is accepted. */
+  /** The original's per-batch random input size (D-FINE, RF-DETR); not implemented: only false is accepted. */
   multi_scale: boolean;
+  /** RF-DETR's multi-scale set (S/32 + o)·32 for o = -5..5; only the expanded set exists here (true). */
+  expanded_scales: boolean;
+  /** The LR is multiplied by 0.1 from epoch `lr_drop` on (RF-DETR's step schedule); null = never. */
+  lr_drop: number | null;
+  /** RF-DETR's random resize (shortest side 400/500/600) + square crop, per sample with boxes. */
+  crop_resize_prob: number;
   save_period: number;
   eval_interval: number;
   save_plots: boolean;
@@ -96,8 +105,8 @@ export const TRAIN_DEFAULTS: Omit<TrainConfig, 'data'> = {
   allow_download_scripts: false, pretrained: null,
   momentum: 0.937, weight_decay: 5e-4, nesterov: true, scheduler: 'linear', warmup_epochs: 3, warmup_lr_start: 1e-4,
   min_lr_ratio: 0.01, no_aug_epochs: 15, mosaic_prob: 1.0, mixup_prob: 0.0, hsv_prob: 1.0, flip_prob: 0.5,
-  degrees: 0.0, translate: 0.1, shear: 0.0, mosaic_scale: [0.5, 1.5], mixup_scale: [0.5, 1.5], ema: true, ema_decay: 0.9999,
-  ema_restart_decay: null, aug_stop_epoch_ratio: 1, multi_scale: false, save_period: 10, eval_interval: 10, save_plots: false, cache: false, freeze: null, nbs: null, sync_bn: false,
+  degrees: 0.0, translate: 0.1, shear: 0.0, mosaic_scale: [0.5, 1.5], mixup_scale: [0.5, 1.5], ema: true, ema_decay: 0.9999, ema_tau: EMA_TAU,
+  ema_restart_decay: null, aug_stop_epoch_ratio: 1, multi_scale: false, expanded_scales: true, lr_drop: null, crop_resize_prob: 0, save_period: 10, eval_interval: 10, save_plots: false, cache: false, freeze: null, nbs: null, sync_bn: false,
   log_interval: 10, data_dir: null, max_labels: 100, clip_max_norm: 0,
   profile: false, profile_then_stop: false, profile_warmup: 5, profile_steps: 20, profile_trace: true, profile_open: true,
   threads: null, verbose: true,
@@ -188,7 +197,8 @@ const RULES: { readonly [K in keyof TrainConfig]: Rule<TrainConfig[K]> } = {
   mosaic_prob: fraction(), mixup_prob: fraction(), hsv_prob: fraction(), flip_prob: fraction(),
   degrees: number(), translate: number(), shear: number(), mosaic_scale: PAIR, mixup_scale: PAIR, ema: boolean(),
   ema_decay: number({ min: 0, max: 1, minOpen: true, maxOpen: true }), ema_restart_decay: nullable(number({ min: 0, max: 1, minOpen: true, maxOpen: true })),
-  aug_stop_epoch_ratio: fraction(), multi_scale: boolean(), save_period: integer({ min: 0 }), eval_interval: integer({ min: 1 }),
+  ema_tau: number({ min: 0, minOpen: true }),
+  aug_stop_epoch_ratio: fraction(), multi_scale: boolean(), expanded_scales: boolean(), lr_drop: nullable(integer({ min: 0 })), crop_resize_prob: fraction(), save_period: integer({ min: 0 }), eval_interval: integer({ min: 1 }),
   save_plots: boolean(), cache: CACHE, freeze: INT_LIST, nbs: nullable(integer({ min: 1 })), sync_bn: boolean(), log_interval: integer({ min: 1 }),
   data_dir: nullable(STRING), max_labels: integer({ min: 1 }), clip_max_norm: number({ min: 0 }),
   profile: boolean(), profile_then_stop: boolean(), profile_warmup: integer({ min: 0 }), profile_steps: integer({ min: 1 }), profile_trace: boolean(),
@@ -228,6 +238,7 @@ const REFUSED: Partial<Record<keyof typeof TRAIN_DEFAULTS, string>> = {
     'Download and unzip the dataset yourself, or give download: an http(s) URL of a zip (that downloads without this option).',
   freeze: 'freeze is not supported: this package trains every layer. Remove freeze.',
   cache: 'cache is not supported: images are decoded every epoch (cache only changes speed in the original). Remove cache.',
+  expanded_scales: 'expanded_scales=false is not supported: the multi-scale set is always (S/32 + o)·32 for o = -5..5. Remove expanded_scales.',
 };
 
 /**
@@ -285,7 +296,7 @@ export function resolveTrainConfig(options: Record<string, unknown>, warn: Warn,
   if (!hasData) out.data = '';
   const cfg = out as unknown as TrainConfig;
   if (cfg.multi_scale) {
-    throw new LibreYOLOError('config_unsupported', 'train: multi_scale=true is not implemented: every batch trains at imgsz (the original D-FINE recipe draws 480-800 px per batch). Leave it out or pass multi_scale=false.');
+    throw new LibreYOLOError('config_unsupported', 'train: multi_scale=true is not implemented: every batch trains at imgsz (the original D-FINE recipe draws 480-800 px per batch, RF-DETR one of 11 sizes per step). Leave it out or pass multi_scale=false.');
   }
   if (cfg.resume && cfg.pretrained) throw new LibreYOLOError('config_conflict', 'train: resume and pretrained cannot be used together.');
   for (const [key, message] of Object.entries(REFUSED) as Array<[keyof typeof TRAIN_DEFAULTS, string]>) {

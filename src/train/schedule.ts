@@ -5,12 +5,13 @@
  *   warm-up (it <= W):    lr_start + (lr0 - lr_start) * it / W
  *   linear (after W):     lr0 - (lr0 - lr0 * min_lr_ratio) * (it - W) / max(1, T - W)
  *   cos / warmcos:        min_lr + 0.5 * (lr0 - min_lr) * (1 + cos(pi * (it - W) / max(1, T - W)))
+ *   lr_drop (any):        x 0.1 from it = steps_per_epoch * lr_drop on
  *
  * `lr(0)` (or `lr(start_epoch * steps_per_epoch)` on resume) is applied before the first step and
  * `lr(global_step + 1)` after every optimizer step.
  */
 import { LibreYOLOError } from '../errors.ts';
-import type { ScheduleInputs } from '../models/registry.ts';
+import { lrDropFactor, type ScheduleInputs } from '../models/registry.ts';
 
 export type SchedulerName = 'linear' | 'cos' | 'warmcos';
 
@@ -41,6 +42,10 @@ export class LRSchedule {
 
   /** Learning rate at optimizer step `it` (0-based, counted over the whole run). */
   lr(it: number): number {
+    return this.base(it) * lrDropFactor(it, this.config);
+  }
+
+  private base(it: number): number {
     const { lr0 } = this.config;
     const W = this.warmupSteps;
     if (W > 0 && it <= W) return this.lrStart + (lr0 - this.lrStart) * it / W;

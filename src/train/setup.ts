@@ -98,14 +98,18 @@ export async function setupTraining(s: TrainState, run: TrainSetup): Promise<voi
   });
   const batchesPerEpoch = s.data!.batchesPerEpoch;
   const stepsPerEpoch = Math.ceil(batchesPerEpoch / s.accumulate);
-  const layout = hooks.paramGroups ? (keys: string[]) => hooks.paramGroups!(keys, { weightDecay: cfg.weight_decay }, network) : undefined;
+  const layout = hooks.paramGroups ? (keys: string[]) => hooks.paramGroups!(keys, { weightDecay: cfg.weight_decay, lr0: cfg.lr0 }, network) : undefined;
   s.optimizer = Optimizer.create(named(), { optimizer: cfg.optimizer, lr0: cfg.lr0, momentum: cfg.momentum, weightDecay: cfg.weight_decay, nesterov: cfg.nesterov }, layout);
   const sched = {
     lr0: cfg.lr0, epochs: cfg.epochs, stepsPerEpoch,
     warmupEpochs: cfg.warmup_epochs, warmupLrStart: cfg.warmup_lr_start, minLrRatio: cfg.min_lr_ratio, noAugEpochs: cfg.no_aug_epochs,
+    lrDrop: cfg.lr_drop,
   };
+  if (hooks.schedule && !hooks.scheduleTakesLrDrop && cfg.lr_drop !== null) {
+    throw new LibreYOLOError('config_unsupported', `train: lr_drop is not supported by ${family.name}'s own LR schedule. Remove lr_drop.`);
+  }
   s.schedule = hooks.schedule?.(sched) ?? new LRSchedule({ scheduler: cfg.scheduler, ...sched });
-  if (cfg.ema) s.ema = new ModelEMA(named(), cfg.ema_decay);
+  if (cfg.ema) s.ema = new ModelEMA(named(), cfg.ema_decay, cfg.ema_tau);
 
   const resume = run.resume;
   if (resume) {
@@ -121,9 +125,10 @@ export async function setupTraining(s: TrainState, run: TrainSetup): Promise<voi
   }
   s.globalStep = s.startEpoch * stepsPerEpoch;
   // As the original's _initialize_scheduler_lr: the first step of a run (or of a resumed run) takes
-  // the schedule's LR in every group, without the group multipliers (D-FINE's backbone x0.5 too);
-  // every later step gets lr(k) x multiplier.
-  s.optimizer.setLr(s.schedule.lr(s.globalStep), { multipliers: false });
+  // the schedule's LR in every group, without the group multipliers (D-FINE's backbone x0.5 too)
+  // unless the family's groups start at their own LRs (firstLrScaled); every later step gets
+  // lr(k) x multiplier.
+  s.optimizer.setLr(s.schedule.lr(s.globalStep), { multipliers: hooks.firstLrScaled ?? false });
   s.csv = new ResultsCsv(join(s.saveDir, 'results.csv'));
   if (resume && existsSync(s.csv.path)) {
     s.csv.load(readFileSync(s.csv.path, 'utf8'));

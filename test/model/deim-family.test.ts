@@ -190,7 +190,7 @@ describe('DEIM family', () => {
     const groupsOf = (size: DfineSize) => {
       const net = new DfineDetector({ size, nc: 80, variant: 'deim' });
       const trainable = [...net.namedTensors()].filter(([, p]) => p.kind === 'parameter' && p.requiresGrad).map(([k]) => k);
-      const groups = hooks.paramGroups!(trainable, { weightDecay: 1e-4 }, net);
+      const groups = hooks.paramGroups!(trainable, { weightDecay: 1e-4, lr0: 4e-4 }, net);
       assert.equal(groups.reduce((a, g) => a + g.keys.length, 0), trainable.length, `${size}: every trainable key in one group`);
       return groups;
     };

@@ -103,7 +103,7 @@ describe('D-FINE training recipe', () => {
   it('four AdamW groups: head and backbone, each with and without decay (norm, .bn., bias, lab.scale); backbone LR x 0.5', async () => {
     const net = dfineFamily.create({ size: 'n' });
     const trainable = [...net.namedTensors()].filter(([, p]) => p.kind === 'parameter' && p.requiresGrad).map(([k]) => k);
-    const groups = dfineFamily.train!.paramGroups!(trainable, { weightDecay: 1e-4 }, net);
+    const groups = dfineFamily.train!.paramGroups!(trainable, { weightDecay: 1e-4, lr0: 2e-4 }, net);
     assert.deepEqual(groups.map((g) => [g.name, g.weightDecay, g.lrMult]), [['head_wd', 1e-4, 1], ['head_no_wd', 0, 1], ['backbone_wd', 1e-4, 0.5], ['backbone_no_wd', 0, 0.5]]);
     const of = (k: string): string => groups.find((g) => g.keys.includes(k))!.name;
     assert.equal(of('encoder.encoder.0.layers.0.self_attn.in_proj_bias'), 'head_no_wd');
@@ -116,7 +116,7 @@ describe('D-FINE training recipe', () => {
 
   it('the optimizer takes the groups: AdamW decay per group, the schedule LR times each multiplier', () => {
     const net = dfineFamily.create({ size: 'n' });
-    const opt = Optimizer.create(net.namedTensors(), { optimizer: 'adamw', lr0: 2e-4, weightDecay: 1e-4 }, (keys) => dfineFamily.train!.paramGroups!(keys, { weightDecay: 1e-4 }, net));
+    const opt = Optimizer.create(net.namedTensors(), { optimizer: 'adamw', lr0: 2e-4, weightDecay: 1e-4 }, (keys) => dfineFamily.train!.paramGroups!(keys, { weightDecay: 1e-4, lr0: 2e-4 }, net));
     assert.deepEqual(opt.groups.map((g) => g.weightDecay), [1e-4, 0, 1e-4, 0]);
     opt.setLr(1e-4);
     assert.deepEqual(opt.lrs, [1e-4, 1e-4, 5e-5, 5e-5]);

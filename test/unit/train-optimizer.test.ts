@@ -214,6 +214,14 @@ describe('LR schedule', () => {
     close(new LRSchedule({ ...base, lr0: 1e-5, scheduler: 'linear' }).lr(0), 1e-5);
     close(new LRSchedule({ ...base, warmupEpochs: 0, scheduler: 'linear' }).lr(0), 0.01);
   });
+  it('lr_drop multiplies any scheduler by 0.1 from step stepsPerEpoch x lr_drop on; null never drops', () => {
+    const s = new LRSchedule({ ...base, scheduler: 'linear', lrDrop: 5 });
+    const plain = new LRSchedule({ ...base, scheduler: 'linear' });
+    close(s.lr(49), plain.lr(49));
+    close(s.lr(50), plain.lr(50) * 0.1);
+    close(s.lr(100), plain.lr(100) * 0.1);
+    close(new LRSchedule({ ...base, scheduler: 'cos', lrDrop: null }).lr(99), new LRSchedule({ ...base, scheduler: 'cos' }).lr(99));
+  });
   it('rejects an unknown scheduler', () => {
     assert.throws(() => new LRSchedule({ ...base, scheduler: 'step' as never }), /Unknown scheduler/);
   });
