@@ -17,6 +17,7 @@ import { rfdetrSegment } from './masks.ts';
 import { initializeRfdetr } from './init.ts';
 import { RfdetrNetwork } from './network.ts';
 import { loadRfdetrStateDict, normalizeStateDict, stripPrefixes } from './state-dict.ts';
+import { rfdetrTrainingHooks } from './train.ts';
 
 const PE_KEY = 'backbone.0.encoder.encoder.embeddings.position_embeddings';
 const CLASS_BIAS_KEY = 'class_embed.bias';
@@ -110,6 +111,9 @@ export const rfdetrFamily: ModelFamily = {
     const rows = sd.get(PE_KEY)?.dims[1];
     return rows === undefined ? null : SIZE_BY_PE_ROWS[isSegmentKeys(sd.keys()) ? 'segment' : 'detect'][rows] ?? null;
   },
+
+  // Detection trains (the segment task's mask losses are not built: segment training is refused).
+  train: rfdetrTrainingHooks((size, nc, stateDict) => rfdetrFamily.create({ size, nc, ...(stateDict ? { stateDict } : {}) })),
 
   create({ size, nc, stateDict, task }) {
     const t: RfdetrTask = task === 'segment' ? 'segment' : 'detect';

@@ -4,30 +4,23 @@
  * loss-targets.ts), then forward + criterion as graph ops (loss.ts) over those feeds, the
  * forward reusing the assignment forward's proposal order.
  *
- * The recipe (parameter groups with the DINOv2 layer decay, the step schedule, the original's
- * defaults, augmentation, head re-initialisation) belongs in recipe.ts; until it lands, the
- * RECIPE_PLACEHOLDER values below stand in: the original's defaults table, the core's parameter
- * groups, schedule and augmentation, and a D-FINE-style rebuild for a new class count.
+ * The recipe is recipe.ts's: the original's defaults, AdamW groups with the DINOv2 layer decay
+ * (each group starting at its own LR), the step schedule with lr_drop, the flip / crop-resize /
+ * stretch pipeline; a new class count tiles or truncates the class heads' rows (head-reinit.ts).
  */
 import { i } from '../../graph/builder.ts';
-import type { HostTensor } from '../../graph/tensor.ts';
 import { imageTargets } from '../detr/matching.ts';
 import type { DetectionNetwork, HostAssigner, StateDict, TrainShape, TrainingHooks } from '../registry.ts';
 import { RFDETR_COMMON as C } from './config.ts';
+import { resizeClassHeads } from './head-reinit.ts';
 import { initializeRfdetr } from './init.ts';
 import { emitRfdetrLoss } from './loss.ts';
 import { rfdetrLossInputs, rfdetrLossInputSpecs, type RfdetrLossContext } from './loss-targets.ts';
 import { RFDETR_LOSS_NAMES } from './loss-terms.ts';
 import { RfdetrNetwork } from './network.ts';
+import { RFDETR_AUGMENT, RFDETR_TRAIN_DEFAULTS, rfdetrParamGroups, rfdetrSchedule } from './recipe.ts';
 import { emitRfdetrTrainForward } from './train-forward.ts';
 import { RFDETR_TOPK_INDEX, rfdetrTrainOutputRecord } from './train-outputs.ts';
-
-/** RFDETRConfig's defaults where they differ from the core's (a placeholder until recipe.ts). */
-export const RECIPE_PLACEHOLDER_DEFAULTS: Readonly<Record<string, unknown>> = {
-  epochs: 100, batch: 4, nbs: 16, lr0: 1e-4, optimizer: 'adamw', weight_decay: 1e-4, scheduler: 'step', warmup_epochs: 0,
-  clip_max_norm: 0.1, ema: true, ema_decay: 0.993, amp: true, multi_scale: true, flip_prob: 0.5, workers: 0,
-  mosaic_prob: 0, mixup_prob: 0, hsv_prob: 0, degrees: 0, translate: 0, shear: 0, name: 'rfdetr_exp',
-};
 
 function asRfdetr(network: DetectionNetwork): RfdetrNetwork {
   if (!(network instanceof RfdetrNetwork)) throw new Error('rfdetr training hooks got a network of another family');
@@ -64,17 +57,14 @@ export function rfdetrTrainingHooks(create: (size: string, nc: number, sd: State
       return b.scope('loss', () => emitRfdetrLoss(b, out, inputs.assigned));
     },
     assigner: rfdetrAssigner,
-    defaults: RECIPE_PLACEHOLDER_DEFAULTS,
-    adaptClasses(sd, size, nc) {
-      // Placeholder: rebuild at nc, keeping every tensor whose shape still matches.
-      const fresh = create(size, nc, null);
-      const keep = new Map<string, HostTensor>();
-      for (const [k, p] of fresh.namedTensors()) {
-        const t = sd.get(k);
-        keep.set(k, t && t.dims.join(',') === p.dims.join(',') ? t : p.value);
-      }
-      return create(size, nc, keep);
-    },
+    defaults: RFDETR_TRAIN_DEFAULTS,
+    // The original keeps every tensor and tiles or truncates the class rows to nc + 1.
+    adaptClasses: (sd, size, nc) => create(size, nc, resizeClassHeads(sd, nc)),
     initialize: (network, seed) => initializeRfdetr(asRfdetr(network), seed),
+    paramGroups: (trainable, cfg) => rfdetrParamGroups(trainable, cfg),
+    firstLrScaled: true,
+    schedule: rfdetrSchedule,
+    scheduleTakesLrDrop: true,
+    augment: RFDETR_AUGMENT,
   };
 }
