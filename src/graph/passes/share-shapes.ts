@@ -1,12 +1,12 @@
 /**
  * One graph for several input shapes, from graphs built at each of them: the builds must have the
  * same nodes (op, name, outputs, attributes, inputs up to constants); a constant input whose value
- * differs between builds (a reshape target from H and W, a position embedding, anchors,
- * a gradient rule's zeros) becomes a graph input fed per shape, and an input or output dim that
- * differs becomes symbolic. Fed the side inputs of shape k, the shared graph computes exactly what
+ * differs between builds (a reshape target from H and W, a position embedding, anchors, a gradient
+ * rule's zeros) becomes a graph input fed per shape, and an input or output whose dims differ is
+ * declared without a shape. Fed the side inputs of shape k, the shared graph computes exactly what
  * build k computes: the same nodes on the same values.
  */
-import { Graph, type Attr, type Dim, type Node, type ValueInfo } from '../ir.ts';
+import type { Attr, Graph, Node, ValueInfo } from '../ir.ts';
 import type { HostTensor } from '../tensor.ts';
 
 function sameTensor(a: HostTensor, b: HostTensor): boolean {
@@ -37,11 +37,15 @@ function nodeDifference(a: Node, b: Node): string | null {
   return null;
 }
 
-/** Dims that agree across `infos` (one ValueInfo per build), symbolic `<name>_<axis>` where they differ. */
-function sharedDims(infos: readonly ValueInfo[]): Dim[] {
+/**
+ * The shared declaration of a value declared once per build: dims that agree, symbolic
+ * `<name>_<axis>` where they differ, and then written unshaped (ValueInfo.unshaped).
+ */
+function sharedInfo(infos: readonly ValueInfo[]): ValueInfo {
   const first = infos[0]!;
   for (const v of infos) if (v.shape.length !== first.shape.length || v.dtype !== first.dtype) throw new Error(`shareShapes: ${first.name} changes rank or dtype between shapes`);
-  return first.shape.map((d, axis) => (infos.every((v) => v.shape[axis] === d) ? d : `${first.name}_${axis}`));
+  const shape = first.shape.map((d, axis) => (infos.every((v) => v.shape[axis] === d) ? d : `${first.name}_${axis}`));
+  return { name: first.name, dtype: first.dtype, shape, ...(shape.some((d) => typeof d === 'string') ? { unshaped: true } : {}) };
 }
 
 function sameIo(kind: string, a: readonly ValueInfo[], b: readonly ValueInfo[]): void {
@@ -97,9 +101,9 @@ export function shareShapes(graphs: readonly Graph[]): SharedShapesGraph {
       const key = names.join('\u0000');
       let group = groups.get(key);
       if (!group) {
-        // The base's initializer name, unless another group of varying inputs holds it already.
-        let name = input;
-        for (let n = 1; lifted.has(name); n++) name = `${input}#${n}`;
+        // Named apart from the initializers: other nodes may still read the base's as a constant.
+        let name = `size:${input}`;
+        for (let n = 1; lifted.has(name); n++) name = `size:${input}#${n}`;
         lifted.add(name);
         group = { name, values };
         groups.set(key, group);
@@ -107,11 +111,9 @@ export function shareShapes(graphs: readonly Graph[]): SharedShapesGraph {
       node.inputs[j] = group.name;
     });
   }
-  graph.inputs = base.inputs.map((v, k) => ({ ...v, shape: sharedDims(graphs.map((g) => g.inputs[k]!)) }));
-  graph.outputs = base.outputs.map((v, k) => ({ ...v, shape: sharedDims(graphs.map((g) => g.outputs[k]!)) }));
-  for (const { name, values } of groups.values()) {
-    graph.inputs.push({ name, dtype: values[0]!.dtype, shape: sharedDims(values.map((t) => ({ name, dtype: t.dtype, shape: t.dims }))) });
-  }
+  graph.inputs = base.inputs.map((_, k) => sharedInfo(graphs.map((g) => g.inputs[k]!)));
+  graph.outputs = base.outputs.map((_, k) => sharedInfo(graphs.map((g) => g.outputs[k]!)));
+  for (const { name, values } of groups.values()) graph.inputs.push(sharedInfo(values.map((t) => ({ name, dtype: t.dtype, shape: t.dims }))));
   graph.pruneInitializers();
   const feeds = graphs.map((_, gi) => Object.fromEntries([...groups.values()].map((x) => [x.name, x.values[gi]!])));
   return { graph, feeds, lifted: [...lifted] };
