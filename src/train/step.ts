@@ -2,12 +2,13 @@
  * One training step on ONNX Runtime: forward (train-mode BN) + loss + backward in a single session
  * owned by a worker thread, keyed by (device, batch, input sizes): with several sizes (multi-scale
  * training) the graph is built at each, merged into one (graph/passes/share-shapes.ts), and each
- * run feeds its size's constants. Parameters are read from the
- * network at every call and never modified here: the optimizer updates them, the trainer copies the
- * returned running statistics into the BN buffers.
+ * run feeds its size's constants. Parameters are read from the network at every call and never
+ * modified here: the optimizer updates them, the trainer copies the returned running statistics
+ * into the BN buffers.
  */
 import { cpus } from 'node:os';
 import { serializeModel } from '../graph/onnx.ts';
+import { shareShapes } from '../graph/passes/share-shapes.ts';
 import { LibreYOLOError } from '../errors.ts';
 import type { HostTensor } from '../graph/tensor.ts';
 import { trainingHooks, type DetectionNetwork, type HostAssigner, type ModelFamily, type TrainShape } from '../models/registry.ts';
@@ -18,7 +19,6 @@ import { createCachedSession, type CacheOutcome } from '../runtime/optimized-mod
 import { recordSpan } from '../runtime/spans.ts';
 import { LossScaler } from './amp.ts';
 import { buildTrainGraph, parameterFeeds, type TrainGraph } from './graph.ts';
-import { shareShapes } from '../graph/passes/share-shapes.ts';
 import type { StepResult } from './types.ts';
 import type { TrainBatch } from '../data/train-batch.ts';
 
