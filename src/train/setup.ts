@@ -83,8 +83,10 @@ export async function setupTraining(s: TrainState, run: TrainSetup): Promise<voi
   s.progress = new EpochProgress({ enabled: cfg.verbose, logInterval: cfg.log_interval, ...(runtime.stream ? { stream: runtime.stream } : {}) });
   s.multiScale = multiScaleSampler(cfg, family, hooks, network);
   if (cfg.batch === -1) {
+    // multi_scale: the batch must fit at the largest side it may draw.
+    const side = s.multiScale ? Math.max(...s.multiScale.distinct) : cfg.imgsz;
     const auto = await probeAutoBatch(family, network, {
-      device, imgsz: cfg.imgsz, maxTargets: cfg.max_labels, nbs: cfg.nbs, log,
+      device, imgsz: side, maxTargets: cfg.max_labels, nbs: cfg.nbs, log,
       ...(cfg.threads ? { threads: cfg.threads } : {}),
     });
     cfg.batch = auto.batch;
