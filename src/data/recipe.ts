@@ -148,6 +148,21 @@ const STEP_TABLE: { readonly [N in AugmentStepName]: StepDef<Extract<AugmentStep
 const STEP_ORDER = Object.keys(STEP_TABLE) as AugmentStepName[];
 
 /**
+ * Whether epoch `epoch` (0-based) of `epochs` is in `schedule` (every epoch when absent), its
+ * parameters bound through `option`; `what` names the schedule's owner in errors.
+ */
+export function scheduledEpochs(schedule: StepSchedule | undefined, option: (name: string) => unknown, what: string): (epoch: number, epochs: number) => boolean {
+  const num = (v: Num, param: string): number => {
+    const x = typeof v === 'string' ? option(v) : v;
+    if (typeof x !== 'number' || !Number.isFinite(x)) throw new TypeError(`${what}.schedule.${param} is not a finite number (${JSON.stringify(x)})`);
+    return x;
+  };
+  const offLast = schedule?.offLast === undefined ? 0 : num(schedule.offLast, 'offLast');
+  const stopRatio = schedule?.stopRatio === undefined ? null : num(schedule.stopRatio, 'stopRatio');
+  return (epoch, epochs) => epoch < epochs - offLast && (stopRatio === null || epoch < Math.trunc(epochs * stopRatio));
+}
+
+/**
  * Resolves `recipe` against the run's train options (`option(name)` gives an option's value).
  * Throws `config_range_error` for a range the run sets wrong (`mosaic_scale` of an active affine,
  * `mixup_scale` with mixup on), and a TypeError for a recipe that is itself wrong (a step out of
@@ -189,15 +204,7 @@ export function resolveRecipe(recipe: AugmentRecipe, option: (name: string) => u
   }
   const scheduleOf = (name: 'mosaic' | 'strong'): ((epoch: number, epochs: number) => boolean) => {
     const s = recipe.find((x) => x.step === name) as { schedule?: StepSchedule } | undefined;
-    if (!s) return () => false;
-    const num = (v: Num, param: string): number => {
-      const x = typeof v === 'string' ? option(v) : v;
-      if (typeof x !== 'number' || !Number.isFinite(x)) throw new TypeError(`augmentation recipe: ${name}.schedule.${param} is not a finite number (${JSON.stringify(x)})`);
-      return x;
-    };
-    const offLast = s.schedule?.offLast === undefined ? 0 : num(s.schedule.offLast, 'offLast');
-    const stopRatio = s.schedule?.stopRatio === undefined ? null : num(s.schedule.stopRatio, 'stopRatio');
-    return (epoch, epochs) => epoch < epochs - offLast && (stopRatio === null || epoch < Math.trunc(epochs * stopRatio));
+    return s ? scheduledEpochs(s.schedule, option, `augmentation recipe: ${name}`) : () => false;
   };
   const mosaicOn = scheduleOf('mosaic'), strongOn = scheduleOf('strong');
   return { hyp, epoch: (epoch, epochs) => ({ mosaic: mosaicOn(epoch, epochs), strong: strongOn(epoch, epochs) }) };

@@ -28,6 +28,11 @@ export class GraphBuilder {
    * from float64). Off by default: the fused Sigmoid is faster.
    */
   preciseSilu = false;
+  /**
+   * The graph serves several input sizes (graph/passes/share-shapes.ts): emitters make no choice
+   * by a count that changes with the size, so every size gives the same nodes.
+   */
+  anySize = false;
   readonly runningStatOutputs = new Map<string, string>();
 
   constructor(name?: string | Graph) {

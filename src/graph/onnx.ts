@@ -48,7 +48,7 @@ function valueInfoProto(v: ValueInfo) {
         case: 'tensorType' as const,
         value: {
           elemType: ONNX_DTYPE[v.dtype],
-          shape: {
+          shape: v.unshaped ? undefined : {
             dim: v.shape.map((d) =>
               typeof d === 'number'
                 ? { value: { case: 'dimValue' as const, value: BigInt(d) } }

@@ -9,7 +9,7 @@ import type { GraphBuilder } from '../graph/builder.ts';
 import type { KeyLayout, Parameter } from '../graph/module.ts';
 import type { HostTensor } from '../graph/tensor.ts';
 import type { RgbImage } from '../data/rgb-image.ts';
-import type { AugmentRecipe } from '../data/recipe.ts';
+import type { AugmentRecipe, StepSchedule } from '../data/recipe.ts';
 import { LibreYOLOError } from '../errors.ts';
 
 export type StateDict = Map<string, HostTensor>;
@@ -190,6 +190,33 @@ export interface DetectionNetwork {
   parameterCount(): number;
 }
 
+/**
+ * Multi-scale training (`multi_scale=true`): the batches of a run train at input sides drawn from
+ * the family's list. The trainer draws uniformly from `sizes` (repeats weight the draw) with the
+ * run's seed, resizes the loader's batch to the drawn side (`resize`), and trains every size in
+ * one session: the step builds its graphs at each distinct size and merges them
+ * (graph/passes/share-shapes.ts), so a family's graphs must have the same nodes at every size in
+ * its list, with everything that depends on the size (position embeddings, anchors, reshape
+ * targets) a constant of the graph built at that size.
+ */
+export interface MultiScale {
+  /** The square sides a run at `imgsz` draws from; throws a LibreYOLOError for an imgsz whose list the network cannot train at. */
+  sizes(imgsz: number, network: DetectionNetwork): readonly number[];
+  /**
+   * When a size is drawn: every batch (D-FINE's collate), or every optimizer step, the micro-batches
+   * that accumulate into one step sharing it.
+   */
+  per: 'batch' | 'step';
+  /**
+   * How the loader's batch `[B, 3, imgsz, imgsz]` becomes the drawn size: `bilinear` is torch's
+   * F.interpolate (bilinear, align_corners False, no antialias) of the whole float batch; boxes are
+   * normalised, so targets stay as they are.
+   */
+  resize: 'bilinear';
+  /** The epochs multi-scale runs in, as a recipe step's schedule; absent: every epoch. */
+  schedule?: StepSchedule;
+}
+
 /** The static shape of one training step (the loss graph is built per shape). */
 export interface TrainShape {
   batch: number;
@@ -309,6 +336,8 @@ export interface TrainingHooks {
    * original's dataset does for every other family.
    */
   unresizedSamples?: boolean;
+  /** Multi-scale training; absent: `multi_scale=true` is refused for the family. */
+  multiScale?: MultiScale;
 }
 
 /** What a family's LR schedule is built from (the run's config and its length in optimizer steps). */

@@ -66,7 +66,7 @@ export interface TrainConfig {
   ema_restart_decay: number | null;
   /** A family with strong ops (D-FINE) stops them at epoch int(epochs x this); default 1 (never before the no-aug epochs). */
   aug_stop_epoch_ratio: number;
-  /** The original's per-batch random input size (D-FINE, RF-DETR); not implemented: only false is accepted. */
+  /** The original's random input size per batch (D-FINE) or step; families without it (TrainingHooks.multiScale) refuse true. */
   multi_scale: boolean;
   /** RF-DETR's multi-scale set (S/32 + o)·32 for o = -5..5; only the expanded set exists here (true). */
   expanded_scales: boolean;
@@ -295,9 +295,6 @@ export function resolveTrainConfig(options: Record<string, unknown>, warn: Warn,
   }
   if (!hasData) out.data = '';
   const cfg = out as unknown as TrainConfig;
-  if (cfg.multi_scale) {
-    throw new LibreYOLOError('config_unsupported', 'train: multi_scale=true is not implemented: every batch trains at imgsz (the original D-FINE recipe draws 480-800 px per batch, RF-DETR one of 11 sizes per step). Leave it out or pass multi_scale=false.');
-  }
   if (cfg.resume && cfg.pretrained) throw new LibreYOLOError('config_conflict', 'train: resume and pretrained cannot be used together.');
   for (const [key, message] of Object.entries(REFUSED) as Array<[keyof typeof TRAIN_DEFAULTS, string]>) {
     if (cfg[key] !== TRAIN_DEFAULTS[key]) throw new LibreYOLOError('config_unsupported', `train: ${message}`);

@@ -45,6 +45,11 @@ export interface TrainGraphConfig {
    * forward value the backward reads, as before: the comparison for tests and benchmarks.
    */
   recomputeCheap?: boolean;
+  /**
+   * Build for one graph at several input sizes (GraphBuilder.anySize; TrainStepOptions.sizes): the
+   * same nodes at every size, fed its size-dependent constants as inputs. Default false.
+   */
+  anySize?: boolean;
 }
 
 export interface TrainGraph {
@@ -104,12 +109,13 @@ export function switchNames(family: ModelFamily): string[] {
   return Object.keys(trainingHooks(family).switches?.(0, { epochs: 1, no_aug_epochs: 0 }) ?? {});
 }
 
-function buildAssignGraph(family: ModelFamily, network: DetectionNetwork, shape: TrainShape, preciseStats: boolean): AssignGraph | null {
+function buildAssignGraph(family: ModelFamily, network: DetectionNetwork, shape: TrainShape, cfg: TrainGraphConfig): AssignGraph | null {
   const assigner = trainingHooks(family).assigner;
   if (!assigner) return null;
   const b = new GraphBuilder('libreyolo_assign');
   b.training = true;
-  b.preciseStats = preciseStats;
+  b.preciseStats = cfg.preciseStats !== false;
+  b.anySize = cfg.anySize === true;
   const images = b.input('images', 'float32', [shape.batch, 3, shape.height, shape.width]);
   const preds = assigner.emitPredictions(b, network, images, shape);
   for (const [name, { value, dims }] of Object.entries(preds)) b.output(name, value, 'float32', dims);
@@ -124,6 +130,7 @@ export async function buildTrainGraph(family: ModelFamily, network: DetectionNet
   const b = new GraphBuilder('libreyolo_train');
   b.training = true;
   b.preciseStats = cfg.preciseStats !== false;
+  b.anySize = cfg.anySize === true;
   const images = b.input('images', 'float32', [cfg.batch, 3, cfg.height, cfg.width]);
   const targets = b.input('targets', 'float32', [cfg.batch, cfg.maxTargets, 5]);
   // Segment heads train on mask targets at 1 / ratio of the input.
@@ -166,7 +173,7 @@ export async function buildTrainGraph(family: ModelFamily, network: DetectionNet
     shapes.set(seed, { dtype: 'float32', dims: [] });
     shapes.set('loss_scale', { dtype: 'float32', dims: [] });
   }
-  const grads = appendGradients(b.graph, { loss: seed, wrt: parameters, shapes });
+  const grads = appendGradients(b.graph, { loss: seed, wrt: parameters, shapes, anySize: cfg.anySize === true });
   for (const key of parameters) b.output(`grad.${key}`, grads.get(key)!, 'float32', shapes.get(key)!.dims);
   lowerComposites(b.graph);
   if (cfg.recomputeCheap !== false) recomputeCheapValues(b.graph, shapes);
@@ -174,6 +181,6 @@ export async function buildTrainGraph(family: ModelFamily, network: DetectionNet
   return {
     graph: b.graph, parameters, buffers, runningStats,
     components: Object.keys(loss.components), switches: switchList, assigned: Object.keys(assignedSpecs), masks: maskDims,
-    assign: buildAssignGraph(family, network, shape, cfg.preciseStats !== false),
+    assign: buildAssignGraph(family, network, shape, cfg),
   };
 }

@@ -21,6 +21,8 @@ export interface StepRunner {
   run(batch: TrainBatch, phase?: PhaseFn, switches?: Readonly<Record<string, boolean>>): Promise<StepResult>;
   /** The underlying steps, by batch size (for profiling hooks). */
   readonly steps: ReadonlyMap<number, TrainStep>;
+  /** Train steps opened so far, closed ones included: each is one train session serving all its sizes. */
+  readonly opened: number;
   close(): Promise<void>;
 }
 
@@ -29,9 +31,11 @@ const direct: PhaseFn = (_name, fn) => fn();
 export async function openStepRunner(family: ModelFamily, network: DetectionNetwork, options: StepRunnerOptions): Promise<StepRunner> {
   const steps = new Map<number, Promise<TrainStep>>();
   const ready = new Map<number, TrainStep>();
+  let opened = 0;
   const get = (batch: number): Promise<TrainStep> => {
     let s = steps.get(batch);
     if (!s) {
+      opened++;
       const { profileFilePrefix, ...rest } = options;
       s = TrainStep.create(family, network, { ...rest, batch, ...(profileFilePrefix ? { profileFilePrefix: `${profileFilePrefix}_b${batch}` } : {}) }).then((st) => {
         ready.set(batch, st);
@@ -43,6 +47,9 @@ export async function openStepRunner(family: ModelFamily, network: DetectionNetw
   };
   return {
     steps: ready,
+    get opened() {
+      return opened;
+    },
     async prepare(batch) {
       await get(batch);
     },

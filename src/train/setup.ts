@@ -23,6 +23,7 @@ import { Optimizer } from './optimizer.ts';
 import type { TrainRuntime } from './prepare.ts';
 import type { TrainProfiler } from './profiler-port.ts';
 import { EpochProgress } from './progress.ts';
+import { multiScaleSampler, type MultiScaleSampler } from './multi-scale.ts';
 import { openStepRunner, type StepRunner } from './runner.ts';
 import { OPTIMIZE_MIN_STEPS, trainOptimizationLevel } from './step.ts';
 import { LRSchedule } from './schedule.ts';
@@ -49,6 +50,8 @@ export class TrainState {
   timeOffset = 0;
   /** The batch=-1 probe, when one ran. */
   autoBatch: AutoBatchResult | null = null;
+  /** multi_scale=true: the per-batch side draws. */
+  multiScale: MultiScaleSampler | null = null;
 }
 
 /** What setting up reads of the run. */
@@ -78,9 +81,12 @@ export async function setupTraining(s: TrainState, run: TrainSetup): Promise<voi
   const { config: cfg, family, network, device, hooks, warn, runtime } = run;
   const cwd = runtime.cwd ?? process.cwd();
   s.progress = new EpochProgress({ enabled: cfg.verbose, logInterval: cfg.log_interval, ...(runtime.stream ? { stream: runtime.stream } : {}) });
+  s.multiScale = multiScaleSampler(cfg, family, hooks, network);
   if (cfg.batch === -1) {
+    // multi_scale: the batch must fit at the largest side it may draw.
+    const side = s.multiScale ? Math.max(...s.multiScale.distinct) : cfg.imgsz;
     const auto = await probeAutoBatch(family, network, {
-      device, imgsz: cfg.imgsz, maxTargets: cfg.max_labels, nbs: cfg.nbs, log,
+      device, imgsz: side, maxTargets: cfg.max_labels, nbs: cfg.nbs, log,
       ...(cfg.threads ? { threads: cfg.threads } : {}),
     });
     cfg.batch = auto.batch;
@@ -157,6 +163,7 @@ export async function setupTraining(s: TrainState, run: TrainSetup): Promise<voi
   const planned = (cfg.epochs - s.startEpoch) * batchesPerEpoch;
   s.runner = await openStepRunner(family, network, {
     device, ...(cfg.threads ? { threads: cfg.threads } : {}), imgsz: [cfg.imgsz, cfg.imgsz], maxTargets: cfg.max_labels,
+    ...(s.multiScale ? { sizes: s.multiScale.distinct.map((side) => [side, side] as const) } : {}),
     amp: ampActive(cfg, device), seed: cfg.seed,
     optimizationLevel: trainOptimizationLevel(planned, cfg.profile),
     ...(prefix ? { profileFilePrefix: prefix } : {}),
@@ -170,7 +177,8 @@ export async function setupTraining(s: TrainState, run: TrainSetup): Promise<voi
   const graph = step?.options.optimizationLevel === 'disabled'
     ? `graph as built: ${planned} steps planned, optimised from ${OPTIMIZE_MIN_STEPS}`
     : `graph optimised${step?.sessionCache === 'hit' ? ', from the cache' : ''}`;
-  log(`Train step ready (batch ${firstBatch}, ${cfg.imgsz}x${cfg.imgsz}) in ${((performance.now() - t0) / 1000).toFixed(1)}s (${graph})`);
+  const sides = s.multiScale ? `multi-scale ${s.multiScale.distinct.slice().sort((a, b) => a - b).join('/')} in one session` : `${cfg.imgsz}x${cfg.imgsz}`;
+  log(`Train step ready (batch ${firstBatch}, ${sides}) in ${((performance.now() - t0) / 1000).toFixed(1)}s (${graph})`);
 
   const params = s.optimizer.numel;
   log(`Training ${run.modelName} (${params.toLocaleString('en-US')} parameters, ${network.nc} classes) on ${device.id}` +

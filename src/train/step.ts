@@ -1,11 +1,14 @@
 /**
  * One training step on ONNX Runtime: forward (train-mode BN) + loss + backward in a single session
- * owned by a worker thread, keyed by (device, batch, input size). Parameters are read from the
- * network at every call and never modified here: the optimizer updates them, the trainer copies the
- * returned running statistics into the BN buffers.
+ * owned by a worker thread, keyed by (device, batch, input sizes): with several sizes (multi-scale
+ * training) the graph is built at each, merged into one (graph/passes/share-shapes.ts), and each
+ * run feeds its size's constants. Parameters are read from the network at every call and never
+ * modified here: the optimizer updates them, the trainer copies the returned running statistics
+ * into the BN buffers.
  */
 import { cpus } from 'node:os';
 import { serializeModel } from '../graph/onnx.ts';
+import { shareShapes } from '../graph/passes/share-shapes.ts';
 import { LibreYOLOError } from '../errors.ts';
 import type { HostTensor } from '../graph/tensor.ts';
 import { trainingHooks, type DetectionNetwork, type HostAssigner, type ModelFamily, type TrainShape } from '../models/registry.ts';
@@ -24,6 +27,11 @@ export interface TrainStepOptions {
   threads?: number;
   batch: number;
   imgsz: [number, number];
+  /**
+   * Further input sizes `[h, w]` the step's one session serves (multi-scale training); `imgsz` is
+   * always served. Default none.
+   */
+  sizes?: ReadonlyArray<readonly [number, number]>;
   /** Target rows per image (batches are padded to this). */
   maxTargets: number;
   /**
@@ -79,6 +87,42 @@ interface AssignStage {
   session: WorkerSession;
 }
 
+/** The size-dependent constants one input size feeds the shared graphs (none for a one-size step). */
+interface SizeFeeds {
+  train: Readonly<Record<string, HostTensor>>;
+  assign: Readonly<Record<string, HostTensor>>;
+}
+
+const sizeKey = (h: number, w: number): string => `${h}x${w}`;
+
+/** `imgsz` then the further sizes, each once. */
+function stepSizes(options: TrainStepOptions): Array<readonly [number, number]> {
+  const all = [options.imgsz, ...(options.sizes ?? [])];
+  return all.filter(([h, w], k) => all.findIndex(([h2, w2]) => h2 === h && w2 === w) === k);
+}
+
+/**
+ * The train graph for every size in `sizes`: built at each, merged into one graph whose
+ * size-dependent constants are inputs (one size: the graph as built, no side inputs).
+ */
+async function buildStepGraph(family: ModelFamily, network: DetectionNetwork, options: TrainStepOptions, sizes: ReadonlyArray<readonly [number, number]>): Promise<{ graph: TrainGraph; feeds: Map<string, SizeFeeds> }> {
+  const anySize = sizes.length > 1;
+  const graphs: TrainGraph[] = [];
+  for (const [height, width] of sizes) {
+    graphs.push(await buildTrainGraph(family, network, {
+      batch: options.batch, height, width, maxTargets: options.maxTargets, preciseStats: options.preciseStats !== false,
+      amp: options.amp === true, recomputeCheap: options.recomputeCheap !== false, anySize,
+    }));
+  }
+  const first = graphs[0]!;
+  if (!anySize) return { graph: first, feeds: new Map([[sizeKey(...sizes[0]!), { train: {}, assign: {} }]]) };
+  if (first.masks) throw new LibreYOLOError('config_unsupported', 'multi_scale=true does not train segmentation heads: their mask targets have one size. Pass multi_scale=false.');
+  const train = shareShapes(graphs.map((g) => g.graph));
+  const assign = first.assign ? shareShapes(graphs.map((g) => g.assign!.graph)) : null;
+  const feeds = new Map(sizes.map(([h, w], k) => [sizeKey(h, w), { train: train.feeds[k]!, assign: assign?.feeds[k] ?? {} }]));
+  return { graph: { ...first, graph: train.graph, assign: first.assign && assign ? { ...first.assign, graph: assign.graph } : null }, feeds };
+}
+
 export class TrainStep {
   private constructor(
     private readonly network: DetectionNetwork,
@@ -86,6 +130,7 @@ export class TrainStep {
     private readonly host: WorkerHost,
     private readonly session: WorkerSession,
     private readonly assign: AssignStage | null,
+    private readonly sizeFeeds: ReadonlyMap<string, SizeFeeds>,
     /** Whether the loss session's optimised graph came from the on-disk cache. */
     readonly sessionCache: CacheOutcome,
     readonly options: TrainStepOptions,
@@ -95,8 +140,8 @@ export class TrainStep {
   ) {}
 
   static async create(family: ModelFamily, network: DetectionNetwork, options: TrainStepOptions): Promise<TrainStep> {
-    const [height, width] = options.imgsz;
-    const graph = await buildTrainGraph(family, network, { batch: options.batch, height, width, maxTargets: options.maxTargets, preciseStats: options.preciseStats !== false, amp: options.amp === true, recomputeCheap: options.recomputeCheap !== false });
+    const sizes = stepSizes(options);
+    const { graph, feeds } = await buildStepGraph(family, network, options, sizes);
     const host = new WorkerHost();
     try {
       const sessionOptions = {
@@ -107,7 +152,7 @@ export class TrainStep {
         ...(options.cpuArena === false ? { cpuArena: false } : {}),
         ...(options.profileFilePrefix ? { profileFilePrefix: options.profileFilePrefix } : {}),
       };
-      const key = `${options.device.id}|${options.batch}x${height}x${width}`;
+      const key = `${options.device.id}|${options.batch}x${sizes.map(([h, w]) => sizeKey(h, w)).join(',')}`;
       // Through the on-disk cache of optimised graphs: optimising is most of a train session's start.
       const { session, cache } = await createCachedSession(host, `train|${key}`, serializeModel(graph.graph), sessionOptions);
       let assign: AssignStage | null = null;
@@ -117,12 +162,17 @@ export class TrainStep {
         const assignOptions = { ...sessionOptions, ...(options.profileFilePrefix ? { profileFilePrefix: `${options.profileFilePrefix}_assign` } : {}) };
         assign = { assigner, session: (await createCachedSession(host, `assign|${key}`, serializeModel(graph.assign.graph), assignOptions)).session };
       }
-      return new TrainStep(network, graph, host, session, assign, cache, options);
+      return new TrainStep(network, graph, host, session, assign, feeds, cache, options);
     } catch (err) {
       await host.terminate();
       if (options.device.kind !== 'cpu') throw deviceUnavailable(options.device, err);
       throw err;
     }
+  }
+
+  /** The input sizes `[h, w]` this step's session serves. */
+  get sizes(): Array<[number, number]> {
+    return [...this.sizeFeeds.keys()].map((k) => k.split('x').map(Number) as [number, number]);
   }
 
   get parameterKeys(): readonly string[] {
@@ -167,24 +217,19 @@ export class TrainStep {
    * The host assignment's feeds: the assignment graph's forward on the current weights (train-mode
    * BN, as the loss graph's), then the family's assigner on its outputs.
    */
-  private async assignFeeds(images: HostTensor, targets: HostTensor, draws: Readonly<Record<string, HostTensor>>): Promise<Record<string, HostTensor>> {
+  private async assignFeeds(images: HostTensor, targets: HostTensor, draws: Readonly<Record<string, HostTensor>>, shape: TrainShape, sized: SizeFeeds): Promise<Record<string, HostTensor>> {
     if (!this.assign) return {};
     const ag = this.graph.assign!;
-    const { outputs, runMs, startEpochMs } = await this.assign.session.run({ ...parameterFeeds(this.network, ag.inputs), images, ...draws });
+    const { outputs, runMs, startEpochMs } = await this.assign.session.run({ ...parameterFeeds(this.network, ag.inputs), images, ...draws, ...sized.assign });
     recordSpan('train assignment forward (worker)', 'forward', startEpochMs, runMs);
-    return this.assign.assigner.assign(outputs, targets, this.shape, this.network.nc, draws, this.network);
-  }
-
-  private get shape(): TrainShape {
-    const [h, w] = this.options.imgsz;
-    return { batch: this.options.batch, height: h, width: w, maxTargets: this.options.maxTargets };
+    return this.assign.assigner.assign(outputs, targets, shape, this.network.nc, draws, this.network);
   }
 
   /** This step's host draws: the batch's own, else fresh ones from the step's generator. */
-  private drawFeeds(batch: TrainBatch, targets: HostTensor): Readonly<Record<string, HostTensor>> {
+  private drawFeeds(batch: TrainBatch, targets: HostTensor, shape: TrainShape): Readonly<Record<string, HostTensor>> {
     const draws = this.assign?.assigner.draws;
     if (!draws) return {};
-    return batch.draws ?? draws.make(targets, this.shape, this.network.nc, this.rand);
+    return batch.draws ?? draws.make(targets, shape, this.network.nc, this.rand);
   }
 
   /** `switch.<name>` feeds: 1 for switches that are on, 0 otherwise. */
@@ -196,20 +241,24 @@ export class TrainStep {
 
   async run(batch: TrainBatch, switches: Readonly<Record<string, boolean>> = {}): Promise<StepResult> {
     const { images } = batch;
-    const [h, w] = this.options.imgsz;
-    if (images.dims.join(',') !== [this.options.batch, 3, h, w].join(',')) {
-      throw new Error(`train step expects images [${this.options.batch},3,${h},${w}], got [${images.dims.join(',')}]`);
+    const [b, c, h, w] = images.dims as [number, number, number, number];
+    const sized = this.sizeFeeds.get(sizeKey(h, w));
+    if (images.dims.length !== 4 || b !== this.options.batch || c !== 3 || !sized) {
+      const sizes = this.sizes.map(([sh, sw]) => `[${this.options.batch},3,${sh},${sw}]`).join(' or ');
+      throw new Error(`train step expects images ${sizes}, got [${images.dims.join(',')}]`);
     }
+    const shape: TrainShape = { batch: b, height: h, width: w, maxTargets: this.options.maxTargets };
     const targets = this.fitTargets(batch.targets);
-    const draws = this.drawFeeds(batch, targets);
+    const draws = this.drawFeeds(batch, targets, shape);
     const feeds: Record<string, HostTensor> = {
       ...parameterFeeds(this.network, [...this.graph.parameters, ...this.graph.buffers]),
       images,
       targets,
       ...(this.graph.masks ? { masks: this.fitMasks(batch.masks) } : {}),
       ...draws,
-      ...(await this.assignFeeds(images, targets, draws)),
+      ...(await this.assignFeeds(images, targets, draws, shape, sized)),
       ...this.switchFeeds(switches),
+      ...sized.train,
     };
     if (this.scaler) feeds.loss_scale = { dtype: 'float32', dims: [], data: Float32Array.of(this.scaler.scale) };
     const { outputs, runMs, startEpochMs } = await this.session.run(feeds);

@@ -157,7 +157,9 @@ export class Trainer {
     let done = 0;
     let stopped = false;
     try {
-      for await (const batch of batches) {
+      for await (const loaded of batches) {
+        // multi_scale: this batch's side (a new draw per batch, or per optimizer step).
+        const batch = this.state.multiScale?.apply(loaded, epoch, inWindow === 0) ?? loaded;
         const n = batch.images.dims[0]!;
         // The loader writes RGB 0..1; the family's network may take another layout (YOLOX: BGR 0..255).
         toNetworkLayout(batch.images.data as Float32Array, batch.images.dims, spec);
@@ -363,6 +365,12 @@ export class Trainer {
       model: this.modelName, device: this.device.id, epochs: cfg.epochs, batch: cfg.batch, imgsz: cfg.imgsz,
       accumulate: this.state.accumulate, amp: ampActive(cfg, this.device), amp_requested: cfg.amp, amp_skipped_steps: this.ampSkipped, seconds: Math.round(secs * 100) / 100,
       threads: cfg.threads ?? cpus().length,
+      ...(this.state.multiScale ? {
+        multi_scale: {
+          sizes: this.state.multiScale.distinct, train_sessions: this.state.runner?.opened ?? 0,
+          batches_per_size: Object.fromEntries([...this.state.multiScale.batches].sort(([a], [b]) => a - b)),
+        },
+      } : {}),
       ...(this.state.autoBatch ? { auto_batch: { batch: this.state.autoBatch.batch, points: this.state.autoBatch.points, total_mb: this.state.autoBatch.totalMb, fraction: this.state.autoBatch.fraction } } : {}),
       ...this.results,
     });

@@ -21,6 +21,7 @@ import { trainingHooks, type TrainingHooks } from '../../src/models/registry.ts'
 import { yolo9Family } from '../../src/models/yolo9/family.ts';
 import { readTrainingCheckpoint } from '../../src/train/checkpoint.ts';
 import { resolveTrainConfig } from '../../src/train/config.ts';
+import { multiScaleSampler } from '../../src/train/multi-scale.ts';
 import { trainModel } from '../../src/train/trainer.ts';
 import { circlesDataset } from '../helpers/train-e2e.ts';
 import { registerTestFamily } from '../helpers/test-families.ts';
@@ -122,10 +123,17 @@ describe('trainer: the first step\'s LR and the EMA restart, as the original', (
     assert.throws(() => resolveTrainConfig({ data: 'x.yaml', ema_restart_decay: 1 }, warn), /ema_restart_decay must be in \(0, 1\)/);
   });
 
-  it('multi_scale (the original D-FINE\'s per-batch sizes) is refused, not ignored: multi_scale=true is an error, false is what runs', () => {
+  it('multi_scale=true: D-FINE draws from its collate\'s list (480-800 at 640), YOLOv9 refuses it, not ignores it', () => {
     const warn = (): void => undefined;
-    assert.throws(() => resolveTrainConfig({ data: 'x.yaml', multi_scale: 'true' }, warn, trainingHooks(dfineFamily).defaults),
-      (e: Error & { code?: string }) => e.code === 'config_unsupported' && /multi_scale=true is not implemented: every batch trains at imgsz/.test(e.message));
+    const dfine = resolveTrainConfig({ data: 'x.yaml', multi_scale: 'true' }, warn, trainingHooks(dfineFamily).defaults);
+    assert.equal(dfine.multi_scale, true);
+    const sampler = multiScaleSampler(dfine, dfineFamily, trainingHooks(dfineFamily), dfineFamily.create({ size: 'n' }))!;
+    assert.deepEqual(sampler.sizes, [480, 512, 544, 576, 608, 640, 640, 640, 800, 768, 736, 704, 672]);
+    assert.throws(() => multiScaleSampler({ ...dfine, imgsz: 320 }, dfineFamily, trainingHooks(dfineFamily), dfineFamily.create({ size: 'n' })),
+      (e: Error & { code?: string }) => e.code === 'invalid_imgsz' && /down to 224x224, where D-FINE n has 245 encoder tokens/.test(e.message));
+    const yolo = resolveTrainConfig({ data: 'x.yaml', multi_scale: true }, warn, yoloHooks.defaults);
+    assert.throws(() => multiScaleSampler(yolo, yolo9Family, yoloHooks, yolo9Family.create({ size: 't' })),
+      (e: Error & { code?: string }) => e.code === 'config_unsupported' && /multi_scale=true is not implemented for YOLOv9 training: every batch trains at imgsz/.test(e.message));
     assert.equal(resolveTrainConfig({ data: 'x.yaml', multi_scale: false }, warn, trainingHooks(dfineFamily).defaults).multi_scale, false);
   });
 });

@@ -17,6 +17,8 @@ export interface GradientOptions {
   wrt: string[];
   /** Static shapes of every value (see probeShapes). */
   shapes: ShapeMap;
+  /** The graph serves several input sizes (GraphBuilder.anySize); default false. */
+  anySize?: boolean;
 }
 
 /** Values that depend on any of `sources` (forward sweep). */
@@ -41,6 +43,7 @@ function ancestors(nodes: Node[], target: string): Set<string> {
 
 export function appendGradients(graph: Graph, opts: GradientOptions): Map<string, string> {
   const b = new GraphBuilder(graph);
+  b.anySize = opts.anySize === true;
   const forward = [...graph.nodes];
   const live = dependents(forward, opts.wrt);
   const needed = ancestors(forward, opts.loss);

@@ -44,6 +44,7 @@ const STAGED_SUM_MIN = 4096;
  */
 export function reduceSumStaged(b: GraphBuilder, x: string, axes: number[], xDims: number[]): string {
   const count = axes.reduce((n, a) => n * xDims[a]!, 1);
-  if (axes.length < 2 || count < STAGED_SUM_MIN) return reduceSum(b, x, axes, true);
+  // A graph for any size stages every sum over several axes: the count changes with the size.
+  if (axes.length < 2 || (!b.anySize && count < STAGED_SUM_MIN)) return reduceSum(b, x, axes, true);
   return [...axes].sort((p, q) => q - p).reduce((y, a) => reduceSum(b, y, [a], true), x);
 }

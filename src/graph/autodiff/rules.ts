@@ -348,7 +348,7 @@ registerRule('Conv', (ctx) => {
     const useIm2col = cig >= 16 && ((sh === 1 && sw === 1) || cig >= 32);
     const perGroup = xs.map((xg, k) => (useIm2col
       ? weightGradIm2col(b, xg, gs[k]!, { n, cig, cog, kh, kw, oh, ow, sh, sw, pads })
-      : weightGradCorrelation(b, xg, gs[k]!, { h, wd, kh, kw, oh, ow, sh, sw, pads })));
+      : weightGradCorrelation(b, xg, gs[k]!, { kh, kw, oh, ow, sh, sw, pads })));
     gw = perGroup.length === 1 ? perGroup[0]! : b.op('Concat', perGroup, { axis: i(0) });
   }
   return bias ? [gx, gw, gb] : [gx, gw];
@@ -383,15 +383,18 @@ function weightGradIm2col(b: GraphBuilder, x: string, g: string, geo: ConvGeomet
   return reshapeTo(b, transpose(b, reshapeTo(b, summed, [cog, kh * kw, cig]), [0, 2, 1]), [cog, cig, kh, kw]);
 }
 
-function weightGradCorrelation(b: GraphBuilder, x: string, g: string, geo: ConvGeometry & { h: number; wd: number }): string {
-  const { h, wd, kh, kw, oh, ow, sh, sw, pads } = geo;
+function weightGradCorrelation(b: GraphBuilder, x: string, g: string, geo: ConvGeometry): string {
+  const { kh, kw, sh, sw, pads } = geo;
+  // The gradient is the kernel: its [oh, ow] comes from the input, so no attribute depends on the
+  // input size and one graph serves every size (graph/passes/share-shapes.ts).
   const corr = b.op('Conv', [transpose(b, x, [1, 0, 2, 3]), transpose(b, g, [1, 0, 2, 3])], {
-    kernel_shape: ints([oh, ow]), dilations: ints([sh, sw]), pads: ints(pads), strides: ints([1, 1]), group: i(1),
+    dilations: ints([sh, sw]), pads: ints(pads), strides: ints([1, 1]), group: i(1),
   });
   const full = transpose(b, corr, [1, 0, 2, 3]);
-  const kh2 = h + pads[0]! + pads[2]! - (oh - 1) * sh;
-  const kw2 = wd + pads[1]! + pads[3]! - (ow - 1) * sw;
-  if (kh2 === kh && kw2 === kw) return full;
+  // The correlation spans h + pads - (oh - 1) sh taps: kh at stride 1, and at a stride more where
+  // it drops input rows. Strided, it is sliced at every size (a no-op where nothing is dropped), so
+  // the graph has the same nodes at every input size.
+  if (sh === 1 && sw === 1) return full;
   return b.op('Slice', [full, b.constant('starts', int64([0, 0])), b.constant('ends', int64([kh, kw])), b.constant('axes', int64([2, 3]))]);
 }
 

@@ -225,7 +225,9 @@ export class DfineDecoder extends Module {
     const memory = concat(b, projected.map((f, l) => b.op('Transpose', [reshape(b, f, [0, d, shapes[l]![0] * shapes[l]![1]])], { perm: { ints: [0, 2, 1] } })), 1);
     // Masked memory for scoring; the cross-attention later reads the unmasked one.
     const valid = anchors.valid;
-    const allValid = valid.every((v) => v === 1);
+    // A graph for any size masks even where every token is valid (x 1 is exact): 800 has invalid
+    // tokens at stride 16, 640 none.
+    const allValid = !b.anySize && valid.every((v) => v === 1);
     const masked = allValid ? memory : b.op('Mul', [memory, b.constant('valid', float32(Array.from(valid), [1, total, 1]))]);
     const outMem = this.encOutput.emit(b, masked);
     const encLogits = this.encScoreHead.emit(b, outMem);

@@ -8,7 +8,8 @@
  */
 import type { HostTensor } from '../../graph/tensor.ts';
 import { STANDARD_STEPS, type AugmentRecipe } from '../../data/recipe.ts';
-import type { DetectionNetwork, HostAssigner, ScheduleInputs, StateDict, TrainShape, TrainingHooks } from '../registry.ts';
+import { LibreYOLOError } from '../../errors.ts';
+import type { DetectionNetwork, HostAssigner, MultiScale, ScheduleInputs, StateDict, TrainShape, TrainingHooks } from '../registry.ts';
 import { drawDenoising, denoisingGroups } from './denoising.ts';
 import { initializeDfine } from './init.ts';
 import type { DfineSize, DfineVariant } from './config.ts';
@@ -39,6 +40,40 @@ export const DFINE_AUGMENT: AugmentRecipe = [
   { step: 'strong', schedule: { offLast: 'no_aug_epochs', stopRatio: 'aug_stop_epoch_ratio' } },
   STANDARD_STEPS.hsv, STANDARD_STEPS.flip,
 ];
+
+/**
+ * The input sides D-FINE's multi-scale collate draws from for a run at `imgsz`: the original's
+ * list is generate_scales(640, 3) = [480, 512, ..., 608, 640, 640, 640, 800, 768, ..., 672]; read
+ * here with imgsz as the base (the list above at 640): the multiples of 32 from 0.75 imgsz up to
+ * imgsz, imgsz three times, the multiples of 32 from 1.25 imgsz down to imgsz.
+ */
+export function dfineMultiScaleSizes(imgsz: number): number[] {
+  const lo = Math.floor((imgsz * 0.75) / 32) * 32;
+  const hi = Math.floor((imgsz * 1.25) / 32) * 32;
+  const n = Math.floor((imgsz - lo) / 32);
+  return [...Array.from({ length: n }, (_, k) => lo + 32 * k), imgsz, imgsz, imgsz, ...Array.from({ length: n }, (_, k) => hi - 32 * k)];
+}
+
+/**
+ * D-FINE's and DEIM's multi-scale (one collate): a side per batch from dfineMultiScaleSizes, the
+ * whole batch resized bilinearly, until the stop epoch int(epochs x aug_stop_epoch_ratio) (the
+ * no-aug epochs are not excluded, as they are for the strong ops: the collate has only the stop epoch).
+ */
+const DFINE_MULTI_SCALE: MultiScale = {
+  sizes(imgsz, network) {
+    const net = asDfine(network);
+    const sizes = dfineMultiScaleSizes(imgsz);
+    const smallest = Math.min(...sizes);
+    const tokens = net.strides.reduce((t, s) => t + (smallest / s) ** 2, 0);
+    if (tokens < 300) {
+      throw new LibreYOLOError('invalid_imgsz', `multi_scale=true at imgsz=${imgsz} trains down to ${smallest}x${smallest}, where D-FINE ${net.options.size} has ${tokens} encoder tokens, fewer than its 300 queries. Pass a larger imgsz or multi_scale=false.`);
+    }
+    return sizes;
+  },
+  per: 'batch',
+  resize: 'bilinear',
+  schedule: { stopRatio: 'aug_stop_epoch_ratio' },
+};
 
 /** DEIMConfig where it differs from DFINEConfig. */
 export const DEIM_TRAIN_DEFAULTS: Readonly<Record<string, unknown>> = {
@@ -164,5 +199,6 @@ export function dfineTrainingHooks(variant: DfineVariant, create: (size: string,
     // DEIM's transform gets the original image and resizes it once; D-FINE's dataset pre-resizes it.
     ...(variant === 'deim' ? { unresizedSamples: true } : {}),
     schedule: dfineSchedule,
+    multiScale: DFINE_MULTI_SCALE,
   };
 }
