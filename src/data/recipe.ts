@@ -91,6 +91,31 @@ export const BASE_RECIPE: AugmentRecipe = [
   STANDARD_STEPS.mosaic, STANDARD_STEPS.randomAffineIfAsked, STANDARD_STEPS.mixup, STANDARD_STEPS.hsv, STANDARD_STEPS.flip,
 ];
 
+/** Train options that only feed augmentation steps: an option no step of a run's recipe names does nothing in it. */
+export const AUGMENT_OPTIONS = [
+  'mosaic_prob', 'degrees', 'translate', 'mosaic_scale', 'shear', 'mixup_prob', 'mixup_scale', 'crop_resize_prob', 'hsv_prob', 'flip_prob',
+] as const;
+
+/** The train options a recipe's steps name (parameters and schedules). */
+export function recipeOptions(recipe: AugmentRecipe): Set<string> {
+  const names = new Set<string>();
+  const visit = (v: unknown): void => {
+    if (typeof v === 'string') names.add(v);
+    else if (v && typeof v === 'object' && !Array.isArray(v)) Object.values(v).forEach(visit);
+  };
+  for (const { step: _step, ...params } of recipe) visit(params);
+  return names;
+}
+
+/**
+ * The augmentation options set away from their defaults that no step of `recipe` reads: accepted,
+ * they would be ignored, so a run refuses them. `value` is the run's, `fallback` the default it would have had.
+ */
+export function ignoredAugmentOptions(recipe: AugmentRecipe, value: (name: string) => unknown, fallback: (name: string) => unknown): string[] {
+  const used = recipeOptions(recipe);
+  return AUGMENT_OPTIONS.filter((n) => !used.has(n) && JSON.stringify(value(n)) !== JSON.stringify(fallback(n)));
+}
+
 type Hyp = { -readonly [K in keyof ResolvedRecipe['hyp']]: ResolvedRecipe['hyp'][K] };
 
 interface Resolver {

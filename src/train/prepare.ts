@@ -8,13 +8,14 @@ import { dirname, resolve } from 'node:path';
 import { LibreYOLOError } from '../errors.ts';
 import { loadStateDict, snapshot, stateDictOf } from '../graph/state-dict.ts';
 import type { DatasetConfig } from '../data/dataset.ts';
+import { BASE_RECIPE, ignoredAugmentOptions } from '../data/recipe.ts';
 import { resolveWeights } from '../models/hub.ts';
 import { trainingHooks, type DetectionNetwork, type ModelFamily } from '../models/registry.ts';
 import { parseDevice, type Device } from '../runtime/device.ts';
 import { defaultWarn, type Warn } from '../util/warn.ts';
 import { loadCheckpointFile } from '../weights/checkpoint.ts';
 import { readTrainingCheckpoint, type ResumeState } from './checkpoint.ts';
-import { checkTrainOption, resolveTrainConfig, type TrainConfig } from './config.ts';
+import { TRAIN_DEFAULTS, checkTrainOption, resolveTrainConfig, type TrainConfig } from './config.ts';
 import { loadTrainDataConfig } from './data.ts';
 import type { TrainProfilerFactory } from './profiler-port.ts';
 
@@ -89,6 +90,12 @@ export async function prepareTraining(model: TrainSource, options: TrainOptions,
     for (const k of ['resume', 'cfg']) delete base[k];
   }
   const config = resolveTrainConfig({ ...base, ...options, ...(resume ? { resume: resumePath } : {}) }, warn, hooks.defaults);
+  const recipe = hooks.augment ?? BASE_RECIPE;
+  const defaults: Record<string, unknown> = { ...TRAIN_DEFAULTS, ...hooks.defaults };
+  const ignored = ignoredAugmentOptions(recipe, (n) => (config as unknown as Record<string, unknown>)[n], (n) => defaults[n]);
+  if (ignored.length) {
+    throw new LibreYOLOError('config_unsupported', `train: ${ignored.join(', ')} ${ignored.length > 1 ? 'are' : 'is'} not used by ${family.displayName}'s augmentation (its steps: ${recipe.map((s) => s.step).join(', ')}); leave ${ignored.length > 1 ? 'them' : 'it'} out.`);
+  }
 
   const device = parseDevice(config.device === '' ? model.device.id : config.device);
   const dataCfg = await loadTrainDataConfig(config, { cwd, warn, names: model.names });

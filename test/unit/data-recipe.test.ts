@@ -8,9 +8,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { LibreYOLOError } from '../../src/errors.ts';
-import { BASE_RECIPE, resolveRecipe, STANDARD_STEPS, type AugmentRecipe } from '../../src/data/recipe.ts';
+import { AUGMENT_OPTIONS, BASE_RECIPE, ignoredAugmentOptions, recipeOptions, resolveRecipe, STANDARD_STEPS, type AugmentRecipe } from '../../src/data/recipe.ts';
 import { trainingHooks, type ModelFamily } from '../../src/models/registry.ts';
 import { dfineFamily } from '../../src/models/dfine/family.ts';
+import { rfdetrFamily } from '../../src/models/rfdetr/family.ts';
 import { yolo9Family } from '../../src/models/yolo9/family.ts';
 import { yoloxFamily } from '../../src/models/yolox/family.ts';
 import { resolveTrainConfig } from '../../src/train/config.ts';
@@ -85,5 +86,16 @@ describe('augmentation recipes as data', () => {
     assert.throws(() => resolved(yolo9Family, { mixup_prob: 0.5, mixup_scale: [1.5, 0.5] }), rangeError(/^train: mixup_scale must be/));
     assert.deepEqual(resolved(yolo9Family, { mixup_scale: [1.5, 0.5] }).recipe.hyp.mixupScale, [1.5, 0.5]);
     assert.throws(() => resolveRecipe([{ step: 'mixup', prob: 1, scale: [0, 1] }], () => undefined), rangeError(/^train: mixup\.scale must be/));
+  });
+
+  it('an augmentation option no step of the family reads is named, unless it keeps its default', () => {
+    assert.deepEqual([...recipeOptions(BASE_RECIPE)].sort(), ['degrees', 'flip_prob', 'hsv_prob', 'mixup_prob', 'mixup_scale', 'mosaic_prob', 'mosaic_scale', 'no_aug_epochs', 'shear', 'translate']);
+    const rf = trainingHooks(rfdetrFamily).augment!;
+    assert.deepEqual([...recipeOptions(rf)].sort(), ['crop_resize_prob', 'flip_prob']);
+    const defaults: Record<string, unknown> = { mosaic_prob: 0, hsv_prob: 0, crop_resize_prob: 0 };
+    const run = (over: Record<string, unknown>) => (n: string) => (n in over ? over[n] : defaults[n]);
+    assert.deepEqual(ignoredAugmentOptions(rf, run({ mosaic_prob: 0.5, hsv_prob: 0, flip_prob: 0.2 }), (n) => defaults[n]), ['mosaic_prob']);
+    assert.deepEqual(ignoredAugmentOptions(BASE_RECIPE, run({ crop_resize_prob: 0.5, mosaic_prob: 1 }), (n) => defaults[n]), ['crop_resize_prob']);
+    assert.ok(AUGMENT_OPTIONS.every((n) => [...recipeOptions(BASE_RECIPE), ...recipeOptions(rf)].includes(n)), 'every listed option feeds some step');
   });
 });
