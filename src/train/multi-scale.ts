@@ -30,9 +30,10 @@ export class MultiScaleSampler {
     this.side = cfg.imgsz;
   }
 
-  /** Every side a batch may train at, imgsz first, each once. */
+  /** Every side a batch may train at, each once: imgsz first when the schedule may fall back to it or the list holds it. */
   get distinct(): number[] {
-    return [...new Set([this.cfg.imgsz, ...this.sizes])];
+    const withImgsz = this.ms.schedule !== undefined || this.sizes.includes(this.cfg.imgsz);
+    return [...new Set(withImgsz ? [this.cfg.imgsz, ...this.sizes] : this.sizes)];
   }
 
   /**
