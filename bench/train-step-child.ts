@@ -5,7 +5,9 @@
  * then one JSON line: the median step time, the process's peak RSS and the RSS after the session
  * was created (before any step).
  *
- *   node --import tsx bench/train-step-child.ts [--family yolo9] --size t --batch 2 --imgsz 320 [--steps 1] [--warmup 1] [--threads N] [--keep-activations] [--mem-pattern] [--old-graph] [--no-cpu-arena]
+ * `--weights <checkpoint>` starts from that checkpoint's weights (its class count) instead.
+ *
+ *   node --import tsx bench/train-step-child.ts [--family yolo9] [--weights <path>] --size t --batch 2 --imgsz 320 [--steps 1] [--warmup 1] [--threads N] [--keep-activations] [--mem-pattern] [--old-graph] [--no-cpu-arena]
  */
 import { cpus } from 'node:os';
 import { performance } from 'node:perf_hooks';
@@ -18,6 +20,7 @@ import { parseDevice } from '../src/runtime/device.ts';
 import { Optimizer } from '../src/train/optimizer.ts';
 import { openStepRunner } from '../src/train/runner.ts';
 import { applyRunningStats } from '../src/graph/state-dict.ts';
+import { loadCheckpointFile } from '../src/weights/checkpoint.ts';
 import { noiseTrainBatch } from './noise-batch.ts';
 import { peakRssKb } from '../test/helpers/peak-rss.ts';
 
@@ -29,6 +32,7 @@ const collectGarbage = runInNewContext('gc') as () => void;
 const { values } = parseArgs({
   options: {
     family: { type: 'string', default: 'yolo9' },
+    weights: { type: 'string' },
     size: { type: 'string', default: 't' },
     batch: { type: 'string', default: '1' },
     imgsz: { type: 'string', default: '320' },
@@ -55,7 +59,8 @@ const maxTargets = 100;
 const old = values['old-graph'] === true;
 
 const family = getFamily(values.family!);
-const network = family.create({ size: values.size!, nc: 80 });
+const stateDict = values.weights ? (await loadCheckpointFile(values.weights)).stateDict : undefined;
+const network = family.create({ size: values.size!, nc: 80, ...(stateDict ? { stateDict } : {}) });
 const runner = await openStepRunner(family, network, { device: parseDevice('cpu'), threads: Number(values.threads), imgsz: [imgsz, imgsz], maxTargets, recomputeCheap: !old && values['keep-activations'] !== true, memPattern: old || values['mem-pattern'] === true, ...(values['no-cpu-arena'] ? { cpuArena: false } : {}), optimizationLevel: values['opt-level'] as 'all' });
 const optimizer = Optimizer.create(network.namedTensors(), { lr0: 0.01 });
 const batches = [noiseTrainBatch(1, batch, imgsz, maxTargets), noiseTrainBatch(2, batch, imgsz, maxTargets)];

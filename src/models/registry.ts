@@ -208,6 +208,11 @@ export interface MultiScale {
    */
   per: 'batch' | 'step';
   /**
+   * `per: 'step'`: the side of optimizer step `step` (0-based over the run), for a family whose
+   * original seeds the draw with the step index (RF-DETR); absent: uniform from the run's seed.
+   */
+  stepSide?(step: number, network: DetectionNetwork): number;
+  /**
    * How the loader's batch `[B, 3, imgsz, imgsz]` becomes the drawn size: `bilinear` is torch's
    * F.interpolate (bilinear, align_corners False, no antialias) of the whole float batch; boxes are
    * normalised, so targets stay as they are.

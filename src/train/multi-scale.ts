@@ -1,6 +1,7 @@
 /**
  * Multi-scale training (`multi_scale=true`, the family's TrainingHooks.multiScale): per batch, or per
- * optimizer step, a side drawn uniformly from the family's list with the run's seed, the loader's
+ * optimizer step, a side drawn uniformly from the family's list with the run's seed (or the family's
+ * own per-step rule, MultiScale.stepSide), the loader's
  * batch resized to it; outside the schedule's epochs every batch trains at imgsz. The step runner
  * serves every side of the list from one session (TrainStepOptions.sizes).
  */
@@ -22,24 +23,27 @@ export class MultiScaleSampler {
   private readonly rand: () => number;
   private side: number;
 
-  constructor(private readonly ms: MultiScale, private readonly cfg: Pick<TrainConfig, 'imgsz' | 'seed' | 'epochs'>, network: DetectionNetwork, option: (name: string) => unknown) {
+  constructor(private readonly ms: MultiScale, private readonly cfg: Pick<TrainConfig, 'imgsz' | 'seed' | 'epochs'>, private readonly network: DetectionNetwork, option: (name: string) => unknown) {
     this.sizes = ms.sizes(cfg.imgsz, network);
     this.on = scheduledEpochs(ms.schedule, option, 'multi-scale');
     this.rand = mulberry32((cfg.seed ^ 0x6d756c74) >>> 0);
     this.side = cfg.imgsz;
   }
 
-  /** Every side a batch may train at, imgsz first, each once. */
+  /** Every side a batch may train at, each once: imgsz first when the schedule may fall back to it or the list holds it. */
   get distinct(): number[] {
-    return [...new Set([this.cfg.imgsz, ...this.sizes])];
+    const withImgsz = this.ms.schedule !== undefined || this.sizes.includes(this.cfg.imgsz);
+    return [...new Set(withImgsz ? [this.cfg.imgsz, ...this.sizes] : this.sizes)];
   }
 
   /**
    * The batch at this draw's side: a new draw for every batch (`per: 'batch'`) or at the first
-   * micro-batch of an optimizer step (`stepStart`, `per: 'step'`); imgsz outside the schedule.
+   * micro-batch of an optimizer step (`stepStart`, `per: 'step'`; `step` the optimizer step's
+   * 0-based index over the run); imgsz outside the schedule.
    */
-  apply(batch: TrainBatch, epoch: number, stepStart: boolean): TrainBatch {
+  apply(batch: TrainBatch, epoch: number, stepStart: boolean, step: number): TrainBatch {
     if (!this.on(epoch, this.cfg.epochs)) this.side = this.cfg.imgsz;
+    else if (this.ms.per === 'step' && stepStart && this.ms.stepSide) this.side = this.ms.stepSide(step, this.network);
     else if (this.ms.per === 'batch' || stepStart) this.side = this.sizes[Math.floor(this.rand() * this.sizes.length)]!;
     this.batches.set(this.side, (this.batches.get(this.side) ?? 0) + 1);
     const [, , h, w] = batch.images.dims as [number, number, number, number];

@@ -161,9 +161,10 @@ export async function setupTraining(s: TrainState, run: TrainSetup): Promise<voi
   }
   const prefix = s.profiler?.ortProfilePrefix;
   const planned = (cfg.epochs - s.startEpoch) * batchesPerEpoch;
+  const [first, ...more] = s.multiScale?.distinct ?? [cfg.imgsz];
   s.runner = await openStepRunner(family, network, {
-    device, ...(cfg.threads ? { threads: cfg.threads } : {}), imgsz: [cfg.imgsz, cfg.imgsz], maxTargets: cfg.max_labels,
-    ...(s.multiScale ? { sizes: s.multiScale.distinct.map((side) => [side, side] as const) } : {}),
+    device, ...(cfg.threads ? { threads: cfg.threads } : {}), imgsz: [first!, first!], maxTargets: cfg.max_labels,
+    ...(more.length ? { sizes: more.map((side) => [side, side] as const) } : {}),
     amp: ampActive(cfg, device), seed: cfg.seed,
     optimizationLevel: trainOptimizationLevel(planned, cfg.profile),
     ...(prefix ? { profileFilePrefix: prefix } : {}),

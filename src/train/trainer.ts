@@ -159,7 +159,7 @@ export class Trainer {
     try {
       for await (const loaded of batches) {
         // multi_scale: this batch's side (a new draw per batch, or per optimizer step).
-        const batch = this.state.multiScale?.apply(loaded, epoch, inWindow === 0) ?? loaded;
+        const batch = this.state.multiScale?.apply(loaded, epoch, inWindow === 0, this.state.globalStep) ?? loaded;
         const n = batch.images.dims[0]!;
         // The loader writes RGB 0..1; the family's network may take another layout (YOLOX: BGR 0..255).
         toNetworkLayout(batch.images.data as Float32Array, batch.images.dims, spec);

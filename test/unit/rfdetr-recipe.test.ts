@@ -160,7 +160,7 @@ describe('RF-DETR groups in the core optimizer, and the recipe\'s train options'
     assert.throws(() => resolveTrainConfig({ data: 'x.yaml', ema_tau: 0 }, warn), /ema_tau/);
     assert.throws(() => resolveTrainConfig({ data: 'x.yaml', crop_resize_prob: 2 }, warn), /crop_resize_prob/);
     assert.throws(() => resolveTrainConfig({ data: 'x.yaml', lr_drop: -1 }, warn), /lr_drop/);
-    // multi_scale (the original's default) stays refused until the trainer resizes each step's batch.
-    assert.throws(() => resolveTrainConfig({ data: 'x.yaml' }, warn, RFDETR_TRAIN_DEFAULTS), /multi_scale=true is not implemented/);
+    // multi_scale, the original's default, is on (the family's per-step multi-scale).
+    assert.equal(resolveTrainConfig({ data: 'x.yaml' }, warn, RFDETR_TRAIN_DEFAULTS).multi_scale, true);
   });
 });

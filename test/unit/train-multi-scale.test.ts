@@ -20,11 +20,11 @@ describe('multi-scale draws', () => {
 
   it('per batch: a new side every batch, covering the list; targets unchanged; imgsz from the stop epoch on', () => {
     const s = new MultiScaleSampler(ms('batch'), { imgsz: 96, seed: 0, epochs: 4 }, network, option({ aug_stop_epoch_ratio: 0.5 }));
-    const sides = Array.from({ length: 60 }, () => s.apply(batch(96), 0, false).images.dims[2]);
+    const sides = Array.from({ length: 60 }, () => s.apply(batch(96), 0, false, 0).images.dims[2]);
     assert.deepEqual([...new Set(sides)].sort((a, b) => a! - b!), [64, 96, 128]);
-    const b = s.apply(batch(96), 1, false);
+    const b = s.apply(batch(96), 1, false, 0);
     assert.deepEqual(Array.from(b.targets.data as Float32Array), Array.from(Float32Array.of(0, 0.1, 0.1, 0.5, 0.5)));
-    for (let k = 0; k < 10; k++) assert.equal(s.apply(batch(96), 2, true).images.dims[2], 96);
+    for (let k = 0; k < 10; k++) assert.equal(s.apply(batch(96), 2, true, k).images.dims[2], 96);
     assert.deepEqual(s.distinct, [96, 64, 128]);
     assert.equal([...s.batches.values()].reduce((a, n) => a + n, 0), 71);
   });
@@ -33,10 +33,18 @@ describe('multi-scale draws', () => {
     const s = new MultiScaleSampler(ms('step'), { imgsz: 96, seed: 3, epochs: 1 }, network, option({ aug_stop_epoch_ratio: 1 }));
     const seen = new Set<number>();
     for (let step = 0; step < 30; step++) {
-      const first = s.apply(batch(96), 0, true).images.dims[2]!;
+      const first = s.apply(batch(96), 0, true, step).images.dims[2]!;
       seen.add(first);
-      for (let m = 0; m < 3; m++) assert.equal(s.apply(batch(96), 0, false).images.dims[2], first);
+      for (let m = 0; m < 3; m++) assert.equal(s.apply(batch(96), 0, false, 0).images.dims[2], first);
     }
     assert.equal(seen.size, 3);
+  });
+
+  it('per step with the family\'s stepSide: each step\'s side is stepSide(step index), its micro-batches keep it', () => {
+    const s = new MultiScaleSampler({ ...ms('step'), stepSide: (step) => [64, 96, 128][step % 3]! }, { imgsz: 96, seed: 3, epochs: 1 }, network, option({ aug_stop_epoch_ratio: 1 }));
+    for (let step = 0; step < 6; step++) {
+      assert.equal(s.apply(batch(96), 0, true, step).images.dims[2], [64, 96, 128][step % 3]);
+      assert.equal(s.apply(batch(96), 0, false, step).images.dims[2], [64, 96, 128][step % 3]);
+    }
   });
 });

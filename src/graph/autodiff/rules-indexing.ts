@@ -81,7 +81,8 @@ const gatherNDRule: VjpRule = (ctx) => {
 
 /**
  * Slice (positive steps): the gradient is padded back with zeros; a stepped axis first interleaves
- * step-1 zeros after every element (Unsqueeze, Pad, Reshape).
+ * step-1 zeros after every element (Unsqueeze, Pad, Reshape). Under GraphBuilder.anySize the Pad is
+ * always emitted, an empty or whole slice included, so the rule's nodes do not depend on the size.
  */
 const sliceRule: VjpRule = (ctx) => {
   const { b, node } = ctx;
@@ -91,7 +92,8 @@ const sliceRule: VjpRule = (ctx) => {
   const starts = constInts(ctx, node.inputs[1], 'starts')!;
   const axes = constInts(ctx, node.inputs[3], 'axes') ?? starts.map((_, k) => k);
   const steps = constInts(ctx, node.inputs[4], 'steps') ?? starts.map(() => 1);
-  if (yd.some((d) => d === 0)) return [zerosOf(b, xd), null, null, null, null];
+  // A graph for several sizes pads even an empty slice (zero rows padded: zeros) or a whole one.
+  if (!b.anySize && yd.some((d) => d === 0)) return [zerosOf(b, xd), null, null, null, null];
   let g = gOnly(ctx);
   const curDims = [...yd];
   const before = xd.map(() => 0);
@@ -116,7 +118,7 @@ const sliceRule: VjpRule = (ctx) => {
     curDims[a] = keep;
   });
   const pads = [...before, ...xd.map((d, a) => d - before[a]! - curDims[a]!)];
-  const padded = pads.some((p) => p !== 0) ? b.op('Pad', [g, b.constant('pads', int64(pads))], { mode: s('constant') }) : g;
+  const padded = b.anySize || pads.some((p) => p !== 0) ? b.op('Pad', [g, b.constant('pads', int64(pads))], { mode: s('constant') }) : g;
   return [padded, null, null, null, null];
 };
 

@@ -57,7 +57,8 @@ class Embeddings extends Module {
       const table = this.use(b, 'position_embeddings');
       const cls = slice(b, table, 1, 0, 1);
       let rows = reshape(b, slice(b, table, 1, 1, p * p + 1), [p, p * d]); // [y, x*C]
-      if (grid.hp * grid.wp !== p * p || grid.hp !== grid.wp) {
+      // A graph for any size resizes at the native grid too (the weights are then 0/1: exact).
+      if (b.anySize || grid.hp * grid.wp !== p * p || grid.hp !== grid.wp) {
         const wh = b.constant('resize_h', float32(antialiasBicubicWeights(p, grid.hp), [grid.hp, p]));
         const ww = b.constant('resize_w', float32(antialiasBicubicWeights(p, grid.wp), [grid.wp, p]));
         const byRow = reshape(b, matmul(b, wh, rows), [grid.hp, p, d]); // [Hp, x, C]

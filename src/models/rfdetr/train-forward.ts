@@ -52,7 +52,7 @@ export function emitRfdetrTrainForward(b: GraphBuilder, net: RfdetrNetwork, imag
   const prop = proposals(grid);
   const injected = opts.topkIndex ?? null;
   const enc = b.scope('transformer', () => b.scope('proposals', () => {
-    const headsIn = prop.allValid ? memory : b.op('Mul', [memory, b.constant('valid', float32(prop.valid, [1, n, 1]))]);
+    const headsIn = prop.allValid && !b.anySize ? memory : b.op('Mul', [memory, b.constant('valid', float32(prop.valid, [1, n, 1]))]);
     const table = b.constant('proposals', float32(prop.boxes, [n, 4]));
     const groups = Array.from({ length: G }, (_, g) => b.scope(`group${g}`, () => {
       const om = b.scope('enc_output_norm', () => tr.encOutputNorm.at(g).emit(b, b.scope('enc_output', () => tr.encOutput.at(g).emit(b, headsIn))));
@@ -72,13 +72,13 @@ export function emitRfdetrTrainForward(b: GraphBuilder, net: RfdetrNetwork, imag
 
   // Queries: learned content; references = learned deltas on the detached proposals, the first G*k
   // slots paired with the concatenated proposals (misaligned with the groups when k < 300, as the
-  // original), the rest raw.
+  // original), the rest raw. A graph for any size always splits (the rest is empty when k = 300).
   const slots = G * q;
   const { tgt, ref } = b.scope('queries', () => {
     const content = b.op('Expand', [slice(b, net.queryFeat.weight(b), 0, 0, slots), b.constant('content', int64([batch, slots, C.hiddenDim]))]);
     const learned = b.op('Unsqueeze', [slice(b, net.refpointEmbed.weight(b), 0, 0, slots), b.constant('axes', int64([0]))]);
     const ts = stop(b, enc.boxes);
-    if (G * k === slots) return { tgt: content, ref: applyBoxDelta(b, learned, ts) };
+    if (G * k === slots && !b.anySize) return { tgt: content, ref: applyBoxDelta(b, learned, ts) };
     const head = applyBoxDelta(b, slice(b, learned, 1, 0, G * k), ts);
     return { tgt: content, ref: concat(b, [head, b.op('Expand', [slice(b, learned, 1, G * k, slots), b.constant('rest', int64([batch, slots - G * k, 4]))])], 1) };
   });

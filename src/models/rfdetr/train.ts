@@ -10,7 +10,7 @@
  */
 import { i } from '../../graph/builder.ts';
 import { imageTargets } from '../detr/matching.ts';
-import type { DetectionNetwork, HostAssigner, StateDict, TrainShape, TrainingHooks } from '../registry.ts';
+import type { DetectionNetwork, HostAssigner, MultiScale, StateDict, TrainShape, TrainingHooks } from '../registry.ts';
 import { RFDETR_COMMON as C } from './config.ts';
 import { resizeClassHeads } from './head-reinit.ts';
 import { initializeRfdetr } from './init.ts';
@@ -18,7 +18,7 @@ import { emitRfdetrLoss } from './loss.ts';
 import { rfdetrLossInputs, rfdetrLossInputSpecs, type RfdetrLossContext } from './loss-targets.ts';
 import { RFDETR_LOSS_NAMES } from './loss-terms.ts';
 import { RfdetrNetwork } from './network.ts';
-import { RFDETR_AUGMENT, RFDETR_TRAIN_DEFAULTS, rfdetrParamGroups, rfdetrSchedule } from './recipe.ts';
+import { RFDETR_AUGMENT, RFDETR_TRAIN_DEFAULTS, rfdetrMultiScales, rfdetrParamGroups, rfdetrSchedule, rfdetrStepScale } from './recipe.ts';
 import { emitRfdetrTrainForward } from './train-forward.ts';
 import { RFDETR_TOPK_INDEX, rfdetrTrainOutputRecord } from './train-outputs.ts';
 
@@ -45,6 +45,18 @@ export const rfdetrAssigner: HostAssigner = {
   assign: (predictions, targets, shape, _nc, _draws, network) => rfdetrLossInputs(predictions, imageTargets(targets), lossContext(asRfdetr(network), shape)).inputs,
 };
 
+/**
+ * RF-DETR's multi-scale: the 11 sides around the network's native resolution (not imgsz: the
+ * original's scales follow the model's resolution, so n draws 224..544 whatever imgsz is), one per
+ * optimizer step by random.Random(step).choice, every micro-batch of the step sharing it; every epoch.
+ */
+export const RFDETR_MULTI_SCALE: MultiScale = {
+  sizes: (_imgsz, network) => rfdetrMultiScales(asRfdetr(network).config.resolution),
+  per: 'step',
+  stepSide: (step, network) => rfdetrStepScale(step, asRfdetr(network).config.resolution),
+  resize: 'bilinear',
+};
+
 /** The training hooks of RF-DETR detection. */
 export function rfdetrTrainingHooks(create: (size: string, nc: number, sd: StateDict | null) => DetectionNetwork): TrainingHooks {
   return {
@@ -66,5 +78,6 @@ export function rfdetrTrainingHooks(create: (size: string, nc: number, sd: State
     schedule: rfdetrSchedule,
     scheduleTakesLrDrop: true,
     augment: RFDETR_AUGMENT,
+    multiScale: RFDETR_MULTI_SCALE,
   };
 }
