@@ -4,9 +4,11 @@
  */
 import { attrFloat, attrInt, attrInts, type Node } from '../ir.ts';
 import {
-  array, broadcastDims, broadcastIndex, forEachLine, mapN, normAxis, stridedOffsets, stridesOf, transpose, type F64,
+  array, broadcastDims, broadcastIndex, broadcastTo, copyStrided, forEachLine, mapN, normAxis, stridesOf, transpose, type F64,
 } from './array.ts';
 import { avgPool2d, conv2d, convTranspose2d, maxPool2d, type Conv2dAttrs } from './conv.ts';
+import { arith } from './elementwise.ts';
+import { matmul } from './matmul.ts';
 import { numel } from '../tensor.ts';
 import { erf, gather, gatherElements, gatherND, gridSampleBilinear, layerNormalization, scatterElements, scatterND, tile } from './indexing.ts';
 
@@ -64,42 +66,25 @@ const reduction = (init: number, step: (acc: number, v: number) => number, finis
 
 function softmax(x: F64, axis: number, log: boolean): F64 {
   const out = array([...x.dims]);
+  const src = x.data;
+  const o = out.data;
   forEachLine(x.dims, normAxis(axis, x.dims.length), (base, stride, len) => {
+    const end = base + len * stride;
     let max = -Infinity;
-    for (let j = 0; j < len; j++) max = Math.max(max, x.data[base + j * stride]!);
+    for (let j = base; j < end; j += stride) max = Math.max(max, src[j]!);
     let sum = 0;
-    for (let j = 0; j < len; j++) sum += Math.exp(x.data[base + j * stride]! - max);
-    for (let j = 0; j < len; j++) {
-      const z = x.data[base + j * stride]! - max;
-      out.data[base + j * stride] = log ? z - Math.log(sum) : Math.exp(z) / sum;
+    for (let j = base; j < end; j += stride) {
+      const e = Math.exp(src[j]! - max);
+      o[j] = e;
+      sum += e;
+    }
+    if (log) {
+      const ls = Math.log(sum);
+      for (let j = base; j < end; j += stride) o[j] = src[j]! - max - ls;
+    } else {
+      for (let j = base; j < end; j += stride) o[j] = o[j]! / sum;
     }
   });
-  return out;
-}
-
-function matmul(a: F64, b: F64): F64 {
-  if (a.dims.length < 2 || b.dims.length < 2) throw new Error('MatMul: 1-D operands are not supported here');
-  const [m, k] = a.dims.slice(-2) as [number, number];
-  const [k2, n] = b.dims.slice(-2) as [number, number];
-  if (k !== k2) throw new RangeError(`MatMul: inner dims ${k} and ${k2} differ`);
-  const batch = broadcastDims([a.dims.slice(0, -2), b.dims.slice(0, -2)]);
-  const ia = broadcastIndex(a.dims.slice(0, -2), batch);
-  const ib = broadcastIndex(b.dims.slice(0, -2), batch);
-  const out = array([...batch, m, n]);
-  for (let p = 0; p < ia.length; p++) {
-    const ao = ia[p]! * m * k;
-    const bo = ib[p]! * k * n;
-    const oo = p * m * n;
-    for (let i = 0; i < m; i++) {
-      for (let j = 0; j < k; j++) {
-        const av = a.data[ao + i * k + j]!;
-        if (av === 0) continue;
-        const brow = bo + j * n;
-        const orow = oo + i * n;
-        for (let q = 0; q < n; q++) out.data[orow + q] += av * b.data[brow + q]!;
-      }
-    }
-  }
   return out;
 }
 
@@ -131,8 +116,7 @@ function slice(x: F64, starts: number[], ends: number[], axesIn: number[], steps
   });
   const src = stridesOf(x.dims);
   const base = begin.reduce((acc, v, a) => acc + v * src[a]!, 0);
-  const idx = stridedOffsets(dims, step.map((st, a) => st * src[a]!));
-  return array(dims, Float64Array.from(idx, (k) => x.data[base + k]!));
+  return array(dims, copyStrided(x.data, base, dims, step.map((st, a) => st * src[a]!)));
 }
 
 function concat(xs: F64[], axis: number): F64 {
@@ -285,10 +269,10 @@ export const KERNELS: Record<string, Kernel> = {
     if (to === 9) return [mapN([x], (v) => b2n(v !== 0))];
     throw new Error(`${node.name}: Cast to type ${to} is not supported`);
   },
-  Add: binary((a, b) => a + b),
-  Sub: binary((a, b) => a - b),
-  Mul: binary((a, b) => a * b),
-  Div: binary((a, b) => a / b),
+  Add: (inputs, node) => [arith('add', need(inputs, 0, node), need(inputs, 1, node))],
+  Sub: (inputs, node) => [arith('sub', need(inputs, 0, node), need(inputs, 1, node))],
+  Mul: (inputs, node) => [arith('mul', need(inputs, 0, node), need(inputs, 1, node))],
+  Div: (inputs, node) => [arith('div', need(inputs, 0, node), need(inputs, 1, node))],
   Pow: binary(Math.pow),
   Equal: binary((a, b) => b2n(a === b)),
   Greater: binary((a, b) => b2n(a > b)),
@@ -351,9 +335,7 @@ export const KERNELS: Record<string, Kernel> = {
   },
   Expand: (inputs, node) => {
     const x = need(inputs, 0, node);
-    const dims = broadcastDims([x.dims, ints(inputs[1])]);
-    const idx = broadcastIndex(x.dims, dims);
-    return [array(dims, Float64Array.from(idx, (k) => x.data[k]!))];
+    return [broadcastTo(x, broadcastDims([x.dims, ints(inputs[1])]))];
   },
   Concat: (inputs, node) => [concat(inputs.filter((t): t is F64 => !!t), attrInt(node, 'axis', 0))],
   Split: (inputs, node) => {

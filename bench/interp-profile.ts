@@ -1,0 +1,37 @@
+/**
+ * Time per op kind of the float64 interpreter on RF-DETR-n's fixture train graph (batch 2, 384,
+ * forward + loss + backward), over its first --nodes nodes.
+ *
+ *   node --import tsx bench/interp-profile.ts [--nodes 400]
+ */
+import { parseArgs } from 'node:util';
+import { Graph } from '../src/graph/ir.ts';
+import { interpret } from '../src/graph/interpret/interpreter.ts';
+import { KERNELS } from '../src/graph/interpret/kernels.ts';
+import { rfdetrFixtureStep, rfdetrTrainGraph } from '../test/helpers/rfdetr-train-graph.ts';
+
+const { values: args } = parseArgs({ options: { nodes: { type: 'string', default: '400' } } });
+const step = await rfdetrFixtureStep();
+const g = await rfdetrTrainGraph(step, { gradients: true });
+const count = Math.min(Number(args.nodes), g.graph.nodes.length);
+const head = new Graph('head');
+head.nodes = g.graph.nodes.slice(0, count);
+head.inputs = g.graph.inputs;
+head.initializers = g.graph.initializers;
+const time = new Map<string, { ms: number; n: number }>();
+for (const [op, k] of Object.entries(KERNELS)) {
+  KERNELS[op] = (inputs, node) => {
+    const t = performance.now();
+    const r = k(inputs, node);
+    const e = time.get(op) ?? { ms: 0, n: 0 };
+    e.ms += performance.now() - t;
+    e.n++;
+    time.set(op, e);
+    return r;
+  };
+}
+const t0 = performance.now();
+interpret(head, g.feeds, []);
+const total = performance.now() - t0;
+console.log(`${count} of ${g.graph.nodes.length} nodes in ${(total / 1000).toFixed(1)} s`);
+for (const [op, { ms, n }] of [...time].sort((a, b) => b[1].ms - a[1].ms)) console.log(`${op.padEnd(20)} ${n.toString().padStart(5)} ${(ms / 1000).toFixed(2).padStart(8)} s`);
