@@ -1,8 +1,9 @@
 /**
- * Time per op kind of the float64 interpreter on RF-DETR-n's fixture train graph (batch 2, 384,
- * forward + loss + backward), over its first --nodes nodes.
+ * Time per op kind of the float64 interpreter on RF-DETR-n's train graph (forward + loss +
+ * backward; the fixture step, batch 2 at 384, or a smaller one on its images), over its first
+ * --nodes nodes (default all).
  *
- *   node --import tsx bench/interp-profile.ts [--nodes 400]
+ *   node --import tsx bench/interp-profile.ts [--nodes 400] [--size 96 --batch 1]
  */
 import { parseArgs } from 'node:util';
 import { Graph } from '../src/graph/ir.ts';
@@ -10,10 +11,10 @@ import { interpret } from '../src/graph/interpret/interpreter.ts';
 import { KERNELS } from '../src/graph/interpret/kernels.ts';
 import { rfdetrFixtureStep, rfdetrTrainGraph } from '../test/helpers/rfdetr-train-graph.ts';
 
-const { values: args } = parseArgs({ options: { nodes: { type: 'string', default: '400' } } });
-const step = await rfdetrFixtureStep();
+const { values: args } = parseArgs({ options: { nodes: { type: 'string' }, size: { type: 'string', default: '384' }, batch: { type: 'string', default: '2' } } });
+const step = await rfdetrFixtureStep({ size: Number(args.size), batch: Number(args.batch) });
 const g = await rfdetrTrainGraph(step, { gradients: true });
-const count = Math.min(Number(args.nodes), g.graph.nodes.length);
+const count = Math.min(Number(args.nodes ?? Infinity), g.graph.nodes.length);
 const head = new Graph('head');
 head.nodes = g.graph.nodes.slice(0, count);
 head.inputs = g.graph.inputs;

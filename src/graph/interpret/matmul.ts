@@ -28,7 +28,7 @@ export function matmul(a: F64, b: F64): F64 {
 }
 
 /** bt[q * k + j] = b[off + j * n + q]. */
-function transposeBlock(b: Float64Array, off: number, k: number, n: number, bt: Float64Array): void {
+export function transposeBlock(b: Float64Array, off: number, k: number, n: number, bt: Float64Array): void {
   for (let j = 0; j < k; j++) {
     const row = off + j * n;
     for (let q = 0; q < n; q++) bt[q * k + j] = b[row + q]!;
@@ -36,7 +36,7 @@ function transposeBlock(b: Float64Array, off: number, k: number, n: number, bt: 
 }
 
 /** o[oo + i * n + q] = sum_j a[ao + i * k + j] * bt[q * k + j], j ascending. */
-function gemm(a: Float64Array, ao: number, bt: Float64Array, o: Float64Array, oo: number, m: number, k: number, n: number): void {
+export function gemm(a: Float64Array, ao: number, bt: Float64Array, o: Float64Array, oo: number, m: number, k: number, n: number): void {
   let i = 0;
   for (; i + 1 < m; i += 2) {
     const r0 = ao + i * k;
