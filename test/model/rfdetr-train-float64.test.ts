@@ -1,7 +1,12 @@
 /**
  * RF-DETR n's train step (forward + loss + backward, the graph rfdetr-train-gradients.test.ts
  * checks against the original) evaluated exactly: the float64 interpreter runs every op of the
- * graph, and ONNX Runtime's float32 loss and gradients must lie within float32's noise of it.
+ * graph. Two checks against that exact evaluation: the gradient graph is the derivative of the
+ * float64 loss (a central difference along the gradient, the detached values held, as the gradient
+ * graph treats them), and ONNX Runtime's float32 losses and gradients lie within float32's noise of
+ * it. The first catches a wrong backward rule (GELU's Erf slope 0.1% off: 2.8e-5 against the 1e-5
+ * gate), the second a wrong kernel or a float32-fragile formulation (the interpreter's LayerNorm eps
+ * x10: loss_total 2.5e-4 off, the sampling offsets' gradient 4.8e-3).
  *
  * A smaller step than the fixture's so the interpreter's plain JS takes well under a minute: the
  * fixture's weights and the first image's targets, the image subsampled to 64x64 (16 tokens, so
@@ -18,21 +23,46 @@
  * (measured 5.2e-6), each loss within 1e-6 (measured up to 8.1e-8). The 12 ViT key biases'
  * gradients are 0 in exact arithmetic (softmax over keys ignores a shift shared by all keys;
  * float64 gives ~3e-16): ours must be under 1e-9 of the global norm (measured 3e-11).
+ *
+ * The central difference (step 1e-8 along each parameter tensor's unit gradient direction) agrees
+ * with the gradients' sum of norms to 2.1e-6 (gate 1e-5); its error falls with the step (1.4e-4
+ * at 1e-5, 1.2e-5 at 1e-7), as kinks crossed by the move (the decoder's ReLUs) make it and a wrong
+ * rule's fixed offset would not; moving only the heads, the encoder heads or the projector's last
+ * norm, it agrees to 1e-9. About 60 s on 2 cores.
  */
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
 import type { F64 } from '../../src/graph/interpret/array.ts';
+import { isStopGradient } from '../../src/graph/autodiff/rules.ts';
+import { Graph } from '../../src/graph/ir.ts';
 import { interpret } from '../../src/graph/interpret/interpreter.ts';
 import type { HostTensor } from '../../src/graph/tensor.ts';
 import { relL2 } from '../helpers/compare.ts';
 import { rfdetrFixtureStep, rfdetrTrainGraph, runGraph, type RfdetrFixtureStep, type RfdetrTrainGraph } from '../helpers/rfdetr-train-graph.ts';
 
 const CONFIG = { size: 64, batch: 1, groups: 2 } as const;
+/** Step of the central difference along the unit direction of each parameter tensor's gradient. */
+const EPS = 1e-8;
 
 function l2Norm(a: ArrayLike<number>): number {
   let s = 0;
   for (let k = 0; k < a.length; k++) s += a[k]! * a[k]!;
   return Math.sqrt(s);
+}
+
+/**
+ * `graph` with float64 values for the named initializers and the outputs of its StopGradient nodes
+ * held at `stops` (constants, as the gradient graph treats them).
+ */
+function frozen(graph: Graph, params: Map<string, Float64Array>, stops: Record<string, F64>): Graph {
+  const g = new Graph(graph.name);
+  g.nodes = graph.nodes.filter((n) => !isStopGradient(n));
+  g.inputs = graph.inputs;
+  g.outputs = graph.outputs;
+  g.initializers = new Map(graph.initializers);
+  for (const [k, data] of params) g.initializers.set(k, { dtype: 'float64', dims: [...graph.initializers.get(k)!.dims], data });
+  for (const [k, t] of Object.entries(stops)) g.initializers.set(k, { dtype: 'float64', dims: t.dims, data: t.data });
+  return g;
 }
 
 describe('RF-DETR n train step: float32 (ONNX Runtime) against float64 (the interpreter)', () => {
@@ -48,6 +78,31 @@ describe('RF-DETR n train step: float32 (ONNX Runtime) against float64 (the inte
     const t = Date.now();
     f64 = interpret(g.graph, g.feeds, ['loss_total', ...g.keys.map((k) => `loss.${k}`), ...g.wrt.map((k) => `grad.${k}`)]);
     console.log(`# float64 step: ${g.graph.nodes.length} nodes in ${((Date.now() - t) / 1000).toFixed(1)} s`);
+  });
+
+  it('the gradient graph in float64 is the derivative of the float64 loss (central difference along the gradient)', async () => {
+    // theta +- EPS v, v the unit direction of each parameter tensor's float64 gradient: the
+    // directional derivative is then the sum of the gradient tensors' norms, every term positive.
+    // The detached values (the proposal boxes the queries reference) stay at theta's.
+    const fwd = await rfdetrTrainGraph(step, { gradients: false, groups: CONFIG.groups });
+    const stopNames = fwd.graph.nodes.filter(isStopGradient).map((n) => n.outputs[0]!);
+    assert.ok(stopNames.length > 0);
+    const stops = interpret(fwd.graph, fwd.feeds, stopNames);
+    const moved = (sign: 1 | -1): number => {
+      const params = new Map<string, Float64Array>();
+      for (const k of g.wrt) {
+        const grad = f64[`grad.${k}`]!.data;
+        const norm = l2Norm(grad);
+        const theta = fwd.graph.initializers.get(k)!.data as Float32Array;
+        params.set(k, Float64Array.from(theta, (v, j) => (norm > 0 ? v + (sign * EPS * grad[j]!) / norm : v)));
+      }
+      return interpret(frozen(fwd.graph, params, stops), fwd.feeds, ['loss_total']).loss_total!.data[0]!;
+    };
+    const predicted = g.wrt.reduce((sum, k) => sum + l2Norm(f64[`grad.${k}`]!.data), 0);
+    const measured = (moved(1) - moved(-1)) / (2 * EPS);
+    const rel = Math.abs(measured - predicted) / predicted;
+    console.log(`# directional derivative: gradient graph ${predicted}, central difference ${measured} (${rel.toExponential(2)})`);
+    assert.ok(rel <= 1e-5, `directional derivative ${measured} vs the gradients' ${predicted}`);
   });
 
   const ours = (name: string): Float32Array => f32[name]!.data as Float32Array;
