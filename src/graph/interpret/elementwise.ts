@@ -1,8 +1,9 @@
 /**
- * Float64 Add, Sub, Mul, Div, Greater and Where over broadcast operands for the reference interpreter. The output
- * is walked as rows after merging the axes both operands step through alike, so a same-shape or
- * trailing-broadcast operation is a few long rows; each op has its own loop (a shared loop calling
- * a closure per element would not be inlined).
+ * Float64 Add, Sub, Mul, Div, Greater and Where over broadcast operands for the reference
+ * interpreter, and the row walk the reductions share. The output is walked as rows after merging
+ * the axes every operand steps through alike, so a same-shape or trailing-broadcast operation is a
+ * few long rows; each op has its own loop (a shared loop calling a closure per element would not be
+ * inlined).
  */
 import { array, broadcastDims, broadcastSteps, stridedOffsets, type F64 } from './array.ts';
 
