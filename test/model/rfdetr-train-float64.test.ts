@@ -28,7 +28,7 @@
  * with the gradients' sum of norms to 2.1e-6 (gate 1e-5); its error falls with the step (1.4e-4
  * at 1e-5, 1.2e-5 at 1e-7), as kinks crossed by the move (the decoder's ReLUs) make it and a wrong
  * rule's fixed offset would not; moving only the heads, the encoder heads or the projector's last
- * norm, it agrees to 1e-9. 36 s alone on 2 cores (the float64 step 12 s, each forward ~4 s).
+ * norm, it agrees to 1e-9. 36 s alone on 2 cores (the float64 step 12 s of it).
  */
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
