@@ -6,7 +6,7 @@
  * GridSample's grid gradient, the heads, refpoint_embed through the detached proposals, the patch
  * embedding through all 12 ViT layers, the projector's last norm) against the reference.
  *
- * Gates from a float64 evaluation of this graph (bench/rfdetr-grad-f64.ts, the interpreter, 10
+ * Gates from a float64 evaluation of this graph (bench/rfdetr-grad-f64.ts, the interpreter, 4
  * minutes, not run here; test/model/rfdetr-train-float64.test.ts runs the same graph in float64 at
  * 64x64 in the suite). Relative L2 from float64, the reference | ours:
  *   sampling_offsets weight 2.85e-4 | 2.41e-4, bias 2.18e-4 | 1.80e-4; refpoint_embed 4.50e-4 |
