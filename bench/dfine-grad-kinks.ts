@@ -13,13 +13,13 @@
  * they are saved there and read back on the next run. Also prints each loss key's distance from
  * the float64 forward, and the scalar gradients (lab.scale, lab.bias) of every run.
  */
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { ruleFor, registerRule } from '../src/graph/autodiff/rules.ts';
 import { gOnly } from '../src/graph/autodiff/context.ts';
 import { interpret } from '../src/graph/interpret/interpreter.ts';
 import type { HostTensor } from '../src/graph/tensor.ts';
 import { relL2 } from '../test/helpers/compare.ts';
+import { cachedArrays, type Arrays } from './f64-cache.ts';
 import { dfineTrainGraph, runOnOrt, type DfineTrainGraphOptions } from '../test/helpers/dfine-train-graph.ts';
 
 const { values: args } = parseArgs({ options: { 'f64-dir': { type: 'string' }, variant: { type: 'string', default: 'dfine' } } });
@@ -30,27 +30,7 @@ const LAB_BIAS = 'grad.backbone.stages.0.blocks.0.layers.0.lab.bias';
 const t0 = Date.now();
 const log = (m: string): void => console.log(`[${((Date.now() - t0) / 1000).toFixed(0)} s] ${m}`);
 
-type Arrays = Record<string, Float64Array>;
-
-function cached(name: string, compute: () => Arrays): Arrays {
-  const file = cacheDir ? `${cacheDir}/${name}` : null;
-  if (file && existsSync(`${file}.json`)) {
-    const index = JSON.parse(readFileSync(`${file}.json`, 'utf8')) as Array<[string, number]>;
-    const all = new Float64Array(new Uint8Array(readFileSync(`${file}.bin`)).buffer);
-    let off = 0;
-    return Object.fromEntries(index.map(([k, n]) => [k, all.subarray(off, (off += n))]));
-  }
-  const r = compute();
-  if (file) {
-    mkdirSync(cacheDir!, { recursive: true });
-    const all = new Float64Array(Object.values(r).reduce((n, a) => n + a.length, 0));
-    let off = 0;
-    for (const a of Object.values(r)) { all.set(a, off); off += a.length; }
-    writeFileSync(`${file}.bin`, new Uint8Array(all.buffer));
-    writeFileSync(`${file}.json`, JSON.stringify(Object.entries(r).map(([k, a]) => [k, a.length])));
-  }
-  return r;
-}
+const cached = (name: string, compute: () => Arrays): Arrays => cachedArrays(cacheDir, name, compute);
 
 function oneUlp(step: 1 | -1): (pixels: Float32Array) => void {
   return (pixels) => {

@@ -26,6 +26,7 @@ import { fixtureTargets } from './dfine-targets.ts';
 import { fixture } from './fixtures.ts';
 import { normalizeU8 } from './rfdetr-fixture.ts';
 
+/** The fixture step's input side and batch. */
 export const SIZE = 384;
 const BATCH = 2;
 
@@ -65,6 +66,9 @@ export function ulpUp(t: HostTensor): HostTensor {
 
 export interface RfdetrFixtureStep {
   train: Map<string, HostTensor>;
+  /** Input side and batch of this step (the fixture's 384 and 2 unless asked smaller). */
+  size: number;
+  batch: number;
   net: RfdetrNetwork;
   images: HostTensor;
   targets: ImageTargets[];
@@ -75,23 +79,45 @@ export interface RfdetrFixtureStep {
   matches: Record<string, Match[]>;
 }
 
-/** The fixture's step up to the loss inputs; `groups` other than 13 only to see the test fail. */
-export async function rfdetrFixtureStep(opts: { groups?: number } = {}): Promise<RfdetrFixtureStep> {
+/** The first `batch` images of `u8` [B, 3, S, S], every (S / size)-th pixel of each row and column. */
+function subsampleU8(u8: HostTensor, batch: number, size: number): HostTensor {
+  const s = u8.dims[2]!;
+  const step = s / size;
+  if (!Number.isInteger(step)) throw new RangeError(`${size} does not divide the fixture's ${s}`);
+  const src = u8.data as Uint8Array;
+  const out = new Uint8Array(batch * 3 * size * size);
+  for (let p = 0; p < batch * 3; p++) for (let y = 0; y < size; y++) for (let x = 0; x < size; x++) out[(p * size + y) * size + x] = src[(p * s + y * step) * s + x * step]!;
+  return { dtype: 'uint8', dims: [batch, 3, size, size], data: out };
+}
+
+export interface RfdetrStepOptions {
+  /** Proposal groups other than 13, only to see a test fail. */
+  groups?: number;
+  /** A smaller step on the same weights and targets: the fixture's first `batch` images subsampled to `size` (a divisor of 384 and multiple of 32). */
+  size?: number;
+  batch?: number;
+}
+
+/** The fixture's step (or a smaller one on its images, `opts`) up to the loss inputs. */
+export async function rfdetrFixtureStep(opts: RfdetrStepOptions = {}): Promise<RfdetrFixtureStep> {
   const train = readSafetensors(new Uint8Array(readFileSync(fixture('rfdetrn_ref_train.safetensors'))), 'rfdetr train fixture').tensors;
+  const size = opts.size ?? SIZE;
+  const batch = opts.batch ?? BATCH;
   const net = new RfdetrNetwork({ size: 'n', nc: 80, fused: false });
   loadRfdetrStateDict(net, (await loadCheckpointFile(fixture('rfdetrn_ref.pt'))).stateDict, { peGrid: 24 });
-  const images = normalizeU8(train.get('input_u8_2x3x384x384')!);
-  const targets = fixtureTargets(train.get('targets_2x4x5')!, SIZE);
+  const u8 = train.get('input_u8_2x3x384x384')!;
+  const images = normalizeU8(size === SIZE && batch === BATCH ? u8 : subsampleU8(u8, batch, size));
+  const targets = fixtureTargets(train.get('targets_2x4x5')!, SIZE).slice(0, batch);
   const fb = new GraphBuilder('rfdetr_assign_forward');
   fb.training = true;
-  const rec = emitRfdetrTrainForward(fb, net, fb.input('images', 'float32', [BATCH, 3, SIZE, SIZE]), BATCH, { height: SIZE, width: SIZE, ...(opts.groups ? { groups: opts.groups } : {}) });
+  const rec = emitRfdetrTrainForward(fb, net, fb.input('images', 'float32', [batch, 3, size, size]), batch, { height: size, width: size, ...(opts.groups ? { groups: opts.groups } : {}) });
   for (const [name, { value, dims }] of Object.entries(rfdetrTrainOutputRecord(rec))) fb.output(name, value, 'float32', dims);
-  fb.output(RFDETR_TOPK_INDEX, rec.topk!, 'int64', [BATCH, rec.groups * rec.k]);
+  fb.output(RFDETR_TOPK_INDEX, rec.topk!, 'int64', [batch, rec.groups * rec.k]);
   lowerComposites(fb.graph);
   const preds = await runGraph(fb.graph, { images });
-  const ctx: RfdetrLossContext = { batch: BATCH, classes: rec.classes, layers: rec.layers.length, groups: rec.groups, queries: rec.queries, k: rec.k };
+  const ctx: RfdetrLossContext = { batch, classes: rec.classes, layers: rec.layers.length, groups: rec.groups, queries: rec.queries, k: rec.k };
   const { inputs: lossHost, matches } = rfdetrLossInputs(preds, targets, ctx);
-  return { train, net, images, targets, preds, ctx, lossHost, matches };
+  return { train, size, batch, net, images, targets, preds, ctx, lossHost, matches };
 }
 
 export interface RfdetrTrainGraph {
@@ -111,12 +137,12 @@ export interface RfdetrTrainGraph {
 export async function rfdetrTrainGraph(step: RfdetrFixtureStep, opts: { gradients: boolean; groups?: number }): Promise<RfdetrTrainGraph> {
   const b = new GraphBuilder('rfdetr_train_loss');
   b.training = true;
-  const { ctx, net } = step;
+  const { ctx, net, size, batch } = step;
   const specs = rfdetrLossInputSpecs(ctx);
   const assigned: Record<string, string> = {};
   for (const [name, spec] of Object.entries(specs)) assigned[name] = b.input(name, spec.dtype, spec.dims);
-  const out = emitRfdetrTrainForward(b, net, b.input('images', 'float32', [BATCH, 3, SIZE, SIZE]), BATCH, {
-    height: SIZE, width: SIZE, topkIndex: assigned[RFDETR_TOPK_INDEX]!, ...(opts.groups ? { groups: opts.groups } : {}),
+  const out = emitRfdetrTrainForward(b, net, b.input('images', 'float32', [batch, 3, size, size]), batch, {
+    height: size, width: size, topkIndex: assigned[RFDETR_TOPK_INDEX]!, ...(opts.groups ? { groups: opts.groups } : {}),
   });
   const loss = emitRfdetrLoss(b, out, assigned);
   b.output('loss_total', loss.total, 'float32', []);

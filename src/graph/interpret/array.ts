@@ -53,10 +53,15 @@ export function broadcastIndex(dims: readonly number[], out: readonly number[]):
     return idx;
   }
   if (numel(dims) === 1) return idx;
+  return stridedOffsets(out, broadcastSteps(dims, out));
+}
+
+/** Per-axis element steps of `dims` broadcast to `out` (0 along broadcast axes). */
+export function broadcastSteps(dims: readonly number[], out: readonly number[]): number[] {
   const src = stridesOf(dims);
   const step = new Array<number>(out.length).fill(0);
   for (let k = 0; k < dims.length; k++) step[out.length - dims.length + k] = dims[k] === 1 ? 0 : src[k]!;
-  return stridedOffsets(out, step);
+  return step;
 }
 
 /** Row-major walk over `dims`: the flat offset sum(pos[a] * step[a]) of every position. */
@@ -115,10 +120,39 @@ export function forEachLine(dims: readonly number[], axis: number, f: (base: num
   for (let o = 0; o < outer; o++) for (let i = 0; i < inner; i++) f(o * len * inner + i, inner, len, o, i);
 }
 
+/**
+ * The strided view of `src` (shape `dims`, element `pos` at `base + sum(pos[a] * step[a])`) copied
+ * row-major: one offset per row, the last axis walked directly.
+ */
+export function copyStrided(src: Float64Array, base: number, dims: readonly number[], step: readonly number[]): Float64Array {
+  const out = new Float64Array(numel(dims));
+  if (!out.length) return out;
+  const rank = dims.length;
+  if (rank === 0) {
+    out[0] = src[base]!;
+    return out;
+  }
+  const len = dims[rank - 1]!;
+  const st = step[rank - 1]!;
+  const rows = stridedOffsets(dims.slice(0, -1), step.slice(0, -1));
+  for (let r = 0; r < rows.length; r++) {
+    const from = base + rows[r]!;
+    const to = r * len;
+    if (st === 1) out.set(src.subarray(from, from + len), to);
+    else if (st === 0) out.fill(src[from]!, to, to + len);
+    else for (let j = 0; j < len; j++) out[to + j] = src[from + j * st]!;
+  }
+  return out;
+}
+
 /** ONNX Transpose: output axis k is input axis perm[k]. */
 export function transpose(t: F64, perm: number[]): F64 {
   const src = stridesOf(t.dims);
   const dims = perm.map((p) => t.dims[p]!);
-  const idx = stridedOffsets(dims, perm.map((p) => src[p]!));
-  return array(dims, Float64Array.from(idx, (k) => t.data[k]!));
+  return array(dims, copyStrided(t.data, 0, dims, perm.map((p) => src[p]!)));
+}
+
+/** `t` broadcast to `dims` (ONNX Expand's copy). */
+export function broadcastTo(t: F64, dims: number[]): F64 {
+  return array(dims, copyStrided(t.data, 0, dims, broadcastSteps(t.dims, dims)));
 }

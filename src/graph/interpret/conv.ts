@@ -1,9 +1,10 @@
 /**
  * Float64 convolution kernels for the reference interpreter: 2-D Conv (groups, strides, pads,
- * dilations, bias), ConvTranspose, and the pooling ops. Direct loops with the width axis innermost;
- * exactness, not speed, is the point.
+ * dilations, bias) and ConvTranspose as matrix products (matmul.ts's float64 dot products), and the
+ * pooling ops as direct loops.
  */
 import { array, type F64 } from './array.ts';
+import { gemm, transposeBlock } from './matmul.ts';
 
 export interface Conv2dAttrs {
   kernel: [number, number];
@@ -14,6 +15,10 @@ export interface Conv2dAttrs {
   group: number;
 }
 
+/**
+ * Conv as one matrix product per (image, group): the group's weight rows [M/g, C/g*kh*kw] times the
+ * im2col patches (zeros outside the image), then the bias.
+ */
 export function conv2d(x: F64, w: F64, bias: F64 | undefined, a: Conv2dAttrs): F64 {
   const [n, c, h, wd] = x.dims as [number, number, number, number];
   const [m, cg, kh, kw] = w.dims as [number, number, number, number];
@@ -26,40 +31,53 @@ export function conv2d(x: F64, w: F64, bias: F64 | undefined, a: Conv2dAttrs): F
   const ow = Math.floor((wd + pl + pr - ((kw - 1) * dw + 1)) / sw) + 1;
   const out = array([n, m, oh, ow]);
   const y = out.data;
-  const xd = x.data;
-  const wdat = w.data;
   const mg = m / g;
+  const taps = cg * kh * kw;
+  const positions = oh * ow;
+  const cols = new Float64Array(positions * taps);
   for (let b = 0; b < n; b++) {
-    for (let oc = 0; oc < m; oc++) {
-      const grp = Math.floor(oc / mg);
-      const ybase = (b * m + oc) * oh * ow;
-      if (bias) y.fill(bias.data[oc]!, ybase, ybase + oh * ow);
-      for (let icg = 0; icg < cg; icg++) {
-        const ic = grp * cg + icg;
-        const xbase = (b * c + ic) * h * wd;
+    for (let grp = 0; grp < g; grp++) {
+      im2col(x.data, ((b * c) + grp * cg) * h * wd, cg, h, wd, kh, kw, oh, ow, a, cols);
+      gemm(w.data, grp * mg * taps, cols, y, (b * m + grp * mg) * positions, mg, taps, positions);
+    }
+    if (bias) for (let oc = 0; oc < m; oc++) addConst(y, (b * m + oc) * positions, positions, bias.data[oc]!);
+  }
+  return out;
+}
+
+/** cols[p * taps + (ic * kh + ki) * kw + kj]: the input under tap (ki, kj) of channel ic at output position p (0 in the padding). */
+function im2col(x: Float64Array, base: number, cg: number, h: number, wd: number, kh: number, kw: number, oh: number, ow: number, a: Conv2dAttrs, cols: Float64Array): void {
+  const [sh, sw] = a.strides;
+  const [dh, dw] = a.dilations;
+  const [pt, pl] = a.pads;
+  const taps = cg * kh * kw;
+  for (let oi = 0; oi < oh; oi++) {
+    for (let oj = 0; oj < ow; oj++) {
+      const row = (oi * ow + oj) * taps;
+      for (let ic = 0; ic < cg; ic++) {
+        const xc = base + ic * h * wd;
         for (let ki = 0; ki < kh; ki++) {
+          const ii = oi * sh + ki * dh - pt;
+          const t = row + (ic * kh + ki) * kw;
+          if (ii < 0 || ii >= h) {
+            cols.fill(0, t, t + kw);
+            continue;
+          }
+          const xr = xc + ii * wd;
           for (let kj = 0; kj < kw; kj++) {
-            const wv = wdat[((oc * cg + icg) * kh + ki) * kw + kj]!;
-            if (wv === 0) continue;
-            // Output columns whose input column lies inside the image.
-            const colOff = kj * dw - pl;
-            const ojLo = Math.max(0, Math.ceil(-colOff / sw));
-            const ojHi = Math.min(ow - 1, Math.floor((wd - 1 - colOff) / sw));
-            for (let oi = 0; oi < oh; oi++) {
-              const ii = oi * sh + ki * dh - pt;
-              if (ii < 0 || ii >= h) continue;
-              const xrow = xbase + ii * wd + colOff;
-              const yrow = ybase + oi * ow;
-              for (let oj = ojLo; oj <= ojHi; oj++) y[yrow + oj] += wv * xd[xrow + oj * sw]!;
-            }
+            const ij = oj * sw + kj * dw - pl;
+            cols[t + kj] = ij >= 0 && ij < wd ? x[xr + ij]! : 0;
           }
         }
       }
     }
   }
-  return out;
 }
 
+/**
+ * ConvTranspose as one matrix product per (image, group), input positions [H*W, C/g] times the
+ * weight's [C/g, M/g*kh*kw], each product row scattered (col2im) onto the output, then the bias.
+ */
 export function convTranspose2d(x: F64, w: F64, bias: F64 | undefined, a: Conv2dAttrs & { outputPadding: [number, number] }): F64 {
   const [n, c, h, wd] = x.dims as [number, number, number, number];
   const [wc, mg, kh, kw] = w.dims as [number, number, number, number];
@@ -74,24 +92,29 @@ export function convTranspose2d(x: F64, w: F64, bias: F64 | undefined, a: Conv2d
   const ow = sw * (wd - 1) + a.outputPadding[1] + (kw - 1) * dw + 1 - pl - pr;
   const out = array([n, m, oh, ow]);
   const y = out.data;
-  for (let b = 0; b < n; b++) {
-    for (let ic = 0; ic < c; ic++) {
-      const grp = Math.floor(ic / cg);
-      const xbase = (b * c + ic) * h * wd;
-      for (let ocg = 0; ocg < mg; ocg++) {
-        const oc = grp * mg + ocg;
-        const ybase = (b * m + oc) * oh * ow;
-        for (let ki = 0; ki < kh; ki++) {
-          for (let kj = 0; kj < kw; kj++) {
-            const wv = w.data[((ic * mg + ocg) * kh + ki) * kw + kj]!;
-            if (wv === 0) continue;
-            for (let ii = 0; ii < h; ii++) {
+  const positions = h * wd;
+  const taps = mg * kh * kw;
+  const xt = new Float64Array(positions * cg);
+  const wt = new Float64Array(taps * cg);
+  const prod = new Float64Array(positions * taps);
+  for (let grp = 0; grp < g; grp++) {
+    transposeBlock(w.data, grp * cg * taps, cg, taps, wt);
+    for (let b = 0; b < n; b++) {
+      transposeBlock(x.data, (b * c + grp * cg) * positions, cg, positions, xt);
+      gemm(xt, 0, wt, prod, 0, positions, cg, taps);
+      const ybase = (b * m + grp * mg) * oh * ow;
+      for (let ii = 0; ii < h; ii++) {
+        for (let ij = 0; ij < wd; ij++) {
+          const row = (ii * wd + ij) * taps;
+          for (let ocg = 0; ocg < mg; ocg++) {
+            for (let ki = 0; ki < kh; ki++) {
               const oi = ii * sh + ki * dh - pt;
               if (oi < 0 || oi >= oh) continue;
-              for (let ij = 0; ij < wd; ij++) {
+              const yr = ybase + (ocg * oh + oi) * ow;
+              const t = row + (ocg * kh + ki) * kw;
+              for (let kj = 0; kj < kw; kj++) {
                 const oj = ij * sw + kj * dw - pl;
-                if (oj < 0 || oj >= ow) continue;
-                y[ybase + oi * ow + oj] += wv * x.data[xbase + ii * wd + ij]!;
+                if (oj >= 0 && oj < ow) y[yr + oj] += prod[t + kj]!;
               }
             }
           }

@@ -2,7 +2,8 @@
  * A float64 reference interpreter for the graph IR. It runs any graph made of the ops in
  * kernels.ts with every float value held in float64 and every sum accumulated in float64, so its
  * results are the exact-arithmetic answer to about 1e-12 relative: the yardstick for telling an
- * implementation difference from float32 rounding noise. Slow (plain loops), single-threaded.
+ * implementation difference from float32 rounding noise. Plain JS on one thread: RF-DETR-n's
+ * fixture train step (6,942 nodes) takes about 4 minutes, mostly MatMul (matmul.ts).
  */
 import type { Graph } from '../ir.ts';
 import type { HostTensor } from '../tensor.ts';

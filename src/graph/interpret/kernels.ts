@@ -4,9 +4,11 @@
  */
 import { attrFloat, attrInt, attrInts, type Node } from '../ir.ts';
 import {
-  array, broadcastDims, broadcastIndex, forEachLine, mapN, normAxis, stridedOffsets, stridesOf, transpose, type F64,
+  array, broadcastDims, broadcastTo, copyStrided, forEachLine, mapN, normAxis, stridesOf, transpose, type F64,
 } from './array.ts';
 import { avgPool2d, conv2d, convTranspose2d, maxPool2d, type Conv2dAttrs } from './conv.ts';
+import { arith, broadcastRows, where } from './elementwise.ts';
+import { matmul } from './matmul.ts';
 import { numel } from '../tensor.ts';
 import { erf, gather, gatherElements, gatherND, gridSampleBilinear, layerNormalization, scatterElements, scatterND, tile } from './indexing.ts';
 
@@ -36,18 +38,38 @@ const variadic = (f: (a: number, b: number) => number): Kernel => (inputs) => {
 
 const b2n = (v: boolean): number => (v ? 1 : 0);
 
-/** Shape of a reduction with `axes` (all axes when empty), kept as size-1 dims. */
-function reduce(x: F64, axesIn: number[], keepdims: boolean, init: number, step: (acc: number, v: number) => number, finish?: (acc: number, count: number) => number): F64 {
+type Reduction = 'sum' | 'mean' | 'sumsquare' | 'max' | 'min';
+
+/**
+ * A reduction over `axes` (all when empty): x walked row-major, each kept cell accumulating its
+ * elements in that order (mean: the sum, then divided by the count).
+ */
+function reduce(x: F64, axesIn: number[], keepdims: boolean, kind: Reduction): F64 {
   const rank = x.dims.length;
   const axes = new Set((axesIn.length ? axesIn : x.dims.map((_, k) => k)).map((a) => normAxis(a, rank)));
   const kept = x.dims.map((d, k) => (axes.has(k) ? 1 : d));
   const out = array(kept);
-  out.data.fill(init);
-  const to = broadcastIndex(kept, x.dims);
-  for (let k = 0; k < x.data.length; k++) out.data[to[k]!] = step(out.data[to[k]!]!, x.data[k]!);
-  if (finish) {
+  out.data.fill(kind === 'max' ? -Infinity : kind === 'min' ? Infinity : 0);
+  if (x.data.length) {
+    const { len, starts, steps } = broadcastRows([x, out], x.dims);
+    const [rx, ro] = starts as [Int32Array, Int32Array];
+    const [sx, so] = steps as [number, number];
+    const src = x.data;
+    const o = out.data;
+    for (let r = 0; r < rx.length; r++) {
+      const fx = rx[r]!;
+      const fo = ro[r]!;
+      switch (kind) {
+        case 'sum': case 'mean': for (let j = 0; j < len; j++) o[fo + j * so] += src[fx + j * sx]!; break;
+        case 'sumsquare': for (let j = 0; j < len; j++) o[fo + j * so] += src[fx + j * sx]! * src[fx + j * sx]!; break;
+        case 'max': for (let j = 0; j < len; j++) { const v = src[fx + j * sx]!; if (v > o[fo + j * so]!) o[fo + j * so] = v; } break;
+        case 'min': for (let j = 0; j < len; j++) { const v = src[fx + j * sx]!; if (v < o[fo + j * so]!) o[fo + j * so] = v; } break;
+      }
+    }
+  }
+  if (kind === 'mean') {
     const count = x.data.length / out.data.length;
-    for (let k = 0; k < out.data.length; k++) out.data[k] = finish(out.data[k]!, count);
+    for (let k = 0; k < out.data.length; k++) out.data[k] = out.data[k]! / count;
   }
   return keepdims ? out : { dims: x.dims.filter((_, k) => !axes.has(k)), data: out.data };
 }
@@ -56,50 +78,33 @@ function reduceAxes(inputs: Array<F64 | undefined>, node: Node): number[] {
   return inputs[1] ? ints(inputs[1]) : attrInts(node, 'axes', []);
 }
 
-const reduction = (init: number, step: (acc: number, v: number) => number, finish?: (acc: number, count: number) => number): Kernel => (inputs, node) => {
+const reduction = (kind: Reduction): Kernel => (inputs, node) => {
   const axes = reduceAxes(inputs, node);
   if (!axes.length && attrInt(node, 'noop_with_empty_axes', 0)) return [need(inputs, 0, node)];
-  return [reduce(need(inputs, 0, node), axes, attrInt(node, 'keepdims', 1) === 1, init, step, finish)];
+  return [reduce(need(inputs, 0, node), axes, attrInt(node, 'keepdims', 1) === 1, kind)];
 };
 
 function softmax(x: F64, axis: number, log: boolean): F64 {
   const out = array([...x.dims]);
+  const src = x.data;
+  const o = out.data;
   forEachLine(x.dims, normAxis(axis, x.dims.length), (base, stride, len) => {
+    const end = base + len * stride;
     let max = -Infinity;
-    for (let j = 0; j < len; j++) max = Math.max(max, x.data[base + j * stride]!);
+    for (let j = base; j < end; j += stride) max = Math.max(max, src[j]!);
     let sum = 0;
-    for (let j = 0; j < len; j++) sum += Math.exp(x.data[base + j * stride]! - max);
-    for (let j = 0; j < len; j++) {
-      const z = x.data[base + j * stride]! - max;
-      out.data[base + j * stride] = log ? z - Math.log(sum) : Math.exp(z) / sum;
+    for (let j = base; j < end; j += stride) {
+      const e = Math.exp(src[j]! - max);
+      o[j] = e;
+      sum += e;
+    }
+    if (log) {
+      const ls = Math.log(sum);
+      for (let j = base; j < end; j += stride) o[j] = src[j]! - max - ls;
+    } else {
+      for (let j = base; j < end; j += stride) o[j] = o[j]! / sum;
     }
   });
-  return out;
-}
-
-function matmul(a: F64, b: F64): F64 {
-  if (a.dims.length < 2 || b.dims.length < 2) throw new Error('MatMul: 1-D operands are not supported here');
-  const [m, k] = a.dims.slice(-2) as [number, number];
-  const [k2, n] = b.dims.slice(-2) as [number, number];
-  if (k !== k2) throw new RangeError(`MatMul: inner dims ${k} and ${k2} differ`);
-  const batch = broadcastDims([a.dims.slice(0, -2), b.dims.slice(0, -2)]);
-  const ia = broadcastIndex(a.dims.slice(0, -2), batch);
-  const ib = broadcastIndex(b.dims.slice(0, -2), batch);
-  const out = array([...batch, m, n]);
-  for (let p = 0; p < ia.length; p++) {
-    const ao = ia[p]! * m * k;
-    const bo = ib[p]! * k * n;
-    const oo = p * m * n;
-    for (let i = 0; i < m; i++) {
-      for (let j = 0; j < k; j++) {
-        const av = a.data[ao + i * k + j]!;
-        if (av === 0) continue;
-        const brow = bo + j * n;
-        const orow = oo + i * n;
-        for (let q = 0; q < n; q++) out.data[orow + q] += av * b.data[brow + q]!;
-      }
-    }
-  }
   return out;
 }
 
@@ -131,8 +136,7 @@ function slice(x: F64, starts: number[], ends: number[], axesIn: number[], steps
   });
   const src = stridesOf(x.dims);
   const base = begin.reduce((acc, v, a) => acc + v * src[a]!, 0);
-  const idx = stridedOffsets(dims, step.map((st, a) => st * src[a]!));
-  return array(dims, Float64Array.from(idx, (k) => x.data[base + k]!));
+  return array(dims, copyStrided(x.data, base, dims, step.map((st, a) => st * src[a]!)));
 }
 
 function concat(xs: F64[], axis: number): F64 {
@@ -285,13 +289,13 @@ export const KERNELS: Record<string, Kernel> = {
     if (to === 9) return [mapN([x], (v) => b2n(v !== 0))];
     throw new Error(`${node.name}: Cast to type ${to} is not supported`);
   },
-  Add: binary((a, b) => a + b),
-  Sub: binary((a, b) => a - b),
-  Mul: binary((a, b) => a * b),
-  Div: binary((a, b) => a / b),
+  Add: (inputs, node) => [arith('add', need(inputs, 0, node), need(inputs, 1, node))],
+  Sub: (inputs, node) => [arith('sub', need(inputs, 0, node), need(inputs, 1, node))],
+  Mul: (inputs, node) => [arith('mul', need(inputs, 0, node), need(inputs, 1, node))],
+  Div: (inputs, node) => [arith('div', need(inputs, 0, node), need(inputs, 1, node))],
   Pow: binary(Math.pow),
   Equal: binary((a, b) => b2n(a === b)),
-  Greater: binary((a, b) => b2n(a > b)),
+  Greater: (inputs, node) => [arith('greater', need(inputs, 0, node), need(inputs, 1, node))],
   GreaterOrEqual: binary((a, b) => b2n(a >= b)),
   Less: binary((a, b) => b2n(a < b)),
   LessOrEqual: binary((a, b) => b2n(a <= b)),
@@ -316,7 +320,7 @@ export const KERNELS: Record<string, Kernel> = {
   Relu: unary((a) => (a > 0 ? a : 0)),
   Sigmoid: unary((a) => 1 / (1 + Math.exp(-a))),
   Softplus: unary((a) => (a > 0 ? a + Math.log1p(Math.exp(-a)) : Math.log1p(Math.exp(a)))),
-  Where: (inputs, node) => [mapN([need(inputs, 0, node), need(inputs, 1, node), need(inputs, 2, node)], (c, a, b) => (c !== 0 ? a : b))],
+  Where: (inputs, node) => [where(need(inputs, 0, node), need(inputs, 1, node), need(inputs, 2, node))],
   Clip: (inputs, node) => {
     const lo = inputs[1]?.data[0] ?? -Infinity;
     const hi = inputs[2]?.data[0] ?? Infinity;
@@ -351,9 +355,7 @@ export const KERNELS: Record<string, Kernel> = {
   },
   Expand: (inputs, node) => {
     const x = need(inputs, 0, node);
-    const dims = broadcastDims([x.dims, ints(inputs[1])]);
-    const idx = broadcastIndex(x.dims, dims);
-    return [array(dims, Float64Array.from(idx, (k) => x.data[k]!))];
+    return [broadcastTo(x, broadcastDims([x.dims, ints(inputs[1])]))];
   },
   Concat: (inputs, node) => [concat(inputs.filter((t): t is F64 => !!t), attrInt(node, 'axis', 0))],
   Split: (inputs, node) => {
@@ -373,11 +375,11 @@ export const KERNELS: Record<string, Kernel> = {
     if (!ok || !inputs[2]) throw new Error(`${node.name}: only nearest/asymmetric/floor Resize by scales is supported`);
     return [resizeNearest(need(inputs, 0, node), ints(inputs[2]))];
   },
-  ReduceSum: reduction(0, (a, v) => a + v),
-  ReduceMean: reduction(0, (a, v) => a + v, (a, n) => a / n),
-  ReduceMax: reduction(-Infinity, (a, v) => (v > a ? v : a)),
-  ReduceMin: reduction(Infinity, (a, v) => (v < a ? v : a)),
-  ReduceSumSquare: reduction(0, (a, v) => a + v * v),
+  ReduceSum: reduction('sum'),
+  ReduceMean: reduction('mean'),
+  ReduceMax: reduction('max'),
+  ReduceMin: reduction('min'),
+  ReduceSumSquare: reduction('sumsquare'),
   ArgMax: (inputs, node) => {
     if (attrInt(node, 'select_last_index', 0)) throw new Error(`${node.name}: select_last_index is not supported`);
     return [argMax(need(inputs, 0, node), attrInt(node, 'axis', 0), attrInt(node, 'keepdims', 1) === 1)];
