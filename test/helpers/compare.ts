@@ -50,3 +50,22 @@ export function recall(got: Results, ref: Results): number {
   }
   return hit / ref.boxes.length;
 }
+
+/**
+ * Gradients against reference ones: the worst relative L2 over those whose reference norm exceeds
+ * `tinyNorm`, and the keys of the others (rounding noise themselves) whose absolute L2 distance
+ * exceeds `absolute`.
+ */
+export function gradientDistances(ours: Iterable<[string, ArrayLike<number>]>, reference: (key: string) => ArrayLike<number>, tinyNorm: number, absolute: number): { worst: number; offAbsolute: string[] } {
+  let worst = 0;
+  const offAbsolute: string[] = [];
+  for (const [key, g] of ours) {
+    const ref = reference(key);
+    let norm = 0;
+    for (let k = 0; k < ref.length; k++) norm += ref[k]! ** 2;
+    norm = Math.sqrt(norm);
+    if (norm > tinyNorm) worst = Math.max(worst, relL2(g, ref));
+    else if (relL2(g, ref) * norm >= absolute) offAbsolute.push(`${key}: |d| ${relL2(g, ref) * norm}`);
+  }
+  return { worst, offAbsolute };
+}
