@@ -180,8 +180,8 @@ describe('newcomer: train --help', () => {
     const help = r.stdout.replace(/\n {20,}/g, ' ');
     assert.doesNotMatch(help, /training config field/);
     assert.match(help, /--no-aug-epochs <value> +last epochs trained without mosaic\/mixup \(close-mosaic\) \(default 15; D-FINE 4, DEIM 12\)/);
-    assert.match(help, /--mosaic-prob <value> +probability of a 4-image mosaic per sample \(default 1; D-FINE 0, DEIM 0\)/);
-    assert.match(help, /--epochs <value> +number of training epochs \(default 300; D-FINE 132, DEIM 132\)/);
+    assert.match(help, /--mosaic-prob <value> +probability of a 4-image mosaic per sample \(default 1; RF-DETR 0, D-FINE 0, DEIM 0\)/);
+    assert.match(help, /--epochs <value> +number of training epochs \(default 300; RF-DETR 100, D-FINE 132, DEIM 132\)/);
     assert.match(help, /--eval-interval <value> +validate every N epochs \(and always on the final epoch\) \(default 10\)/);
   });
 });
