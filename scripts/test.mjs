@@ -21,7 +21,7 @@
  * file here, N at a time, each file's report printed whole when it ends, with its wall time.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -35,8 +35,10 @@ const COSTS_FILE = join(ROOT, 'scripts', 'test-costs.json');
 /** `test/<tier>/<file>` -> CPU seconds measured for that file (see the comment above). */
 const COSTS = existsSync(COSTS_FILE) ? JSON.parse(readFileSync(COSTS_FILE, 'utf8')).cpu_seconds : {};
 
-// Options (`--test-name-pattern=...`, `--test-concurrency=1`) go to node --test; the rest are tiers.
-const options = process.argv.slice(2).filter((a) => a.startsWith('-'));
+// `--record-costs` is ours (below); other options (`--test-name-pattern=...`, `--test-concurrency=1`)
+// go to node --test; the rest are tiers.
+const RECORD_COSTS = process.argv.includes('--record-costs');
+const options = process.argv.slice(2).filter((a) => a.startsWith('-') && a !== '--record-costs');
 const concurrencyOption = options.map((a) => /^--test-concurrency=(\d+)$/.exec(a)).filter(Boolean).at(-1);
 const asked = process.argv.slice(2).filter((a) => !a.startsWith('-'));
 const unknown = asked.filter((t) => !(t in TIERS));
@@ -59,6 +61,15 @@ function longestFirst(files) {
   return [...files].sort((a, b) => cost(b) - cost(a) || a.localeCompare(b));
 }
 
+// Each file's CPU seconds (user + sys of its process and the children it waited for), read by
+// /usr/bin/time (Debian's `time` package) where it is installed: printed beside the wall time, and
+// written to scripts/test-costs.json with --record-costs.
+const TIME = existsSync('/usr/bin/time') ? '/usr/bin/time' : undefined;
+const costDir = TIME ? mkdtempSync(join(tmpdir(), 'libreyolo-test-costs-')) : undefined;
+if (costDir) process.once('exit', () => rmSync(costDir, { recursive: true, force: true }));
+/** CPU seconds of each file run so far (see above). */
+const measuredCosts = {};
+
 /** Runs `files` N at a time in the order given, one `node --test` each; resolves to the failed ones. */
 async function runPool(files, concurrency) {
   const reporter = options.some((a) => a.startsWith('--test-reporter')) ? [] : [`--test-reporter=${process.stdout.isTTY ? 'spec' : 'tap'}`];
@@ -68,16 +79,21 @@ async function runPool(files, concurrency) {
   const worker = async () => {
     for (let file = queue.shift(); file !== undefined; file = queue.shift()) {
       const started = performance.now();
-      const child = spawn(process.execPath, ['--import', 'tsx', '--test', ...reporter, ...options, file], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+      const nodeArgs = [process.execPath, '--import', 'tsx', '--test', ...reporter, ...options, file];
+      const costFile = costDir ? join(costDir, file.replaceAll('/', '_')) : undefined;
+      const argv = TIME && costFile ? [TIME, '-f', '%U %S', '-o', costFile, ...nodeArgs] : nodeArgs;
+      const child = spawn(argv[0], argv.slice(1), { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
       const chunks = [];
       child.stdout.on('data', (b) => chunks.push(b));
       child.stderr.on('data', (b) => chunks.push(b));
       const code = await new Promise((resolve) => child.on('close', (c, signal) => resolve(c ?? signal)));
       const seconds = ((performance.now() - started) / 1000).toFixed(1);
       const report = Buffer.concat(chunks).toString('utf8');
+      const cpu = costFile && existsSync(costFile) ? readFileSync(costFile, 'utf8').trim().split('\n').at(-1).split(' ').map(Number) : [];
+      const cpuNote = cpu.length === 2 && cpu.every(Number.isFinite) ? `, ${(measuredCosts[file] = Math.round(cpu[0] + cpu[1]))} CPU s` : '';
       // The file's own summary lines (`# pass 12` in TAP, `ℹ pass 12` in spec), added up per tier.
       for (const [, key, n] of report.matchAll(/^(?:#|ℹ) (tests|pass|fail) (\d+)$/gm)) counts[key] += Number(n);
-      process.stdout.write(`\n# ${file}: ${code === 0 ? 'ok' : `FAILED (${code})`}, ${seconds} s\n${report}`);
+      process.stdout.write(`\n# ${file}: ${code === 0 ? 'ok' : `FAILED (${code})`}, ${seconds} s${cpuNote}\n${report}`);
       if (code !== 0) failedFiles.push(file);
     }
   };
@@ -115,5 +131,18 @@ for (const tier of asked) {
   const args = ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, ...options, ...files];
   const r = spawnSync(process.execPath, args, { cwd: ROOT, stdio: 'inherit' });
   if (r.status !== 0) failed = true;
+}
+if (RECORD_COSTS) {
+  if (!Object.keys(measuredCosts).length) {
+    console.error('--record-costs: no CPU seconds were measured (is /usr/bin/time installed? the unit tier is not measured per file)');
+    process.exit(2);
+  }
+  const record = existsSync(COSTS_FILE) ? JSON.parse(readFileSync(COSTS_FILE, 'utf8')) : { cpu_seconds: {} };
+  record.cpu_seconds = Object.fromEntries(Object.entries({ ...record.cpu_seconds, ...measuredCosts }).sort(([a], [b]) => a.localeCompare(b)));
+  record.measured = new Date().toISOString().slice(0, 10);
+  const tmp = `${COSTS_FILE}.${process.pid}.tmp`;
+  writeFileSync(tmp, `${JSON.stringify(record, null, 2)}\n`);
+  renameSync(tmp, COSTS_FILE);
+  console.log(`--record-costs: ${Object.keys(measuredCosts).length} files written to ${relative(ROOT, COSTS_FILE)}`);
 }
 process.exit(failed ? 1 : 0);
