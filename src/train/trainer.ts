@@ -224,6 +224,16 @@ export class Trainer {
     return this.state.ema ? this.state.ema.state : stateDictOf(this.network);
   }
 
+  /**
+   * The side validation runs at: imgsz, except for a fixed-size family trained at another side (DEIM
+   * honours imgsz in training, as the original's transform does, but its eval graph runs at 640 only):
+   * there the family's eval size, the one the saved checkpoint predicts at.
+   */
+  private get validationImgsz(): number {
+    const fixed = this.family.fixedImgsz;
+    return fixed && !fixed.includes(this.config.imgsz) ? fixed[0]! : this.config.imgsz;
+  }
+
   /** Validates the EMA (or raw) weights on the val split as the original's in-training validator. */
   private async validate(): Promise<ValMetrics | null> {
     const split = this.state.data!.val;
@@ -231,12 +241,13 @@ export class Trainer {
     const cfg = this.config;
     const task = this.maskRatio ? 'segment' : 'detect';
     const network = this.family.create({ size: this.size, stateDict: this.evalState(), task });
+    const side = this.validationImgsz;
     const model = new EnginePredictor({
-      family: this.family, size: this.size, names: this.names, inputSize: [cfg.imgsz, cfg.imgsz], warn: this.warn, task,
+      family: this.family, size: this.size, names: this.names, inputSize: [side, side], warn: this.warn, task,
       engine: new GraphEngine(network, { device: this.device, ...(cfg.threads ? { threads: cfg.threads } : {}) }),
     });
     try {
-      const r = await validate(model, split, { conf: 0.001, iou: 0.65, max_det: 300, batch: cfg.batch, imgsz: cfg.imgsz });
+      const r = await validate(model, split, { conf: 0.001, iou: 0.65, max_det: 300, batch: cfg.batch, imgsz: side });
       return r.metrics;
     } finally {
       await model.close();
