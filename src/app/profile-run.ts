@@ -13,7 +13,8 @@ import { createFreshModel, loadForTraining } from '../load.ts';
 import type { LibreYOLOModel } from '../model.ts';
 import type { Device } from '../runtime/device.ts';
 import { probeAutoBatch } from '../train/autobatch.ts';
-import { TRAIN_DEFAULTS } from '../train/config.ts';
+import { accumulateSteps, TRAIN_DEFAULTS } from '../train/config.ts';
+import { profileWindow } from '../train/setup.ts';
 import type { TrainProfiler } from '../train/profiler-port.ts';
 import { writeFileAtomic } from '../util/fs.ts';
 import { parseWeightName } from '../models/hub.ts';
@@ -116,7 +117,15 @@ export async function runTrial(t: TrialSpec, device: Device, log?: (line: string
   } catch (err) {
     throw asProfileError(err);
   }
-  o.log?.(banner(o, model, device, t.split, t.prefix));
+  // A family whose recipe accumulates (RF-DETR: nbs 16) rounds the window up to whole accumulation
+  // windows (train/setup.ts): check that window against the epoch before training, not the asked one.
+  const accumulate = accumulateSteps({ nbs: recipeNbs(model), batch: o.batch });
+  const window = profileWindow(o.warmup, Math.max(2, o.steps), accumulate);
+  if (t.split && t.split.perEpoch < window.warmup + window.steps) {
+    await model.close();
+    throw windowNeverFilled(t.index, o, { ...t.split, batch: o.batch, accumulate, window });
+  }
+  o.log?.(banner(o, model, device, t.split, t.prefix, accumulate > 1 ? { accumulate, ...window } : null));
   const factory = trainProfilerFactory({ singleEpoch: true, ...(o.log ? { log: o.log } : {}) });
   const made: TrainProfiler[] = [];
   try {
@@ -143,9 +152,29 @@ export async function runTrial(t: TrialSpec, device: Device, log?: (line: string
   }
 }
 
-function windowNeverFilled(run: number, o: Pick<TrainRunOptions, 'warmup' | 'steps'>, split?: { images: number; batch: number; perEpoch: number }): LibreYOLOError {
-  const why = split ? ` (${split.images} train images at batch ${split.batch} give ${split.perEpoch} iterations per epoch; the window must fit in one epoch)` : ' in one epoch';
-  return new LibreYOLOError('profile_not_produced', `no profile produced for run ${run}: the window (warmup ${o.warmup} + steps ${o.steps}) never filled${why}. Use a larger dataset, fewer --steps, or a smaller --batch.`);
+/** The nominal batch the model's training recipe accumulates to (RF-DETR's nbs 16), or null. */
+function recipeNbs(model: LibreYOLOModel): number | null {
+  const nbs = model.family.train?.defaults?.nbs;
+  return typeof nbs === 'number' ? nbs : null;
+}
+
+interface WindowSplit {
+  images: number;
+  batch: number;
+  perEpoch: number;
+  /** Batches per optimizer step and the window rounded to them, when the recipe accumulates. */
+  accumulate?: number;
+  window?: { warmup: number; steps: number };
+}
+
+function windowNeverFilled(run: number, o: Pick<TrainRunOptions, 'warmup' | 'steps'>, split?: WindowSplit): LibreYOLOError {
+  const acc = split?.accumulate ?? 1;
+  const rounded = acc > 1 && split?.window
+    ? `; the recipe accumulates ${acc} batches per optimizer step, so the window rounds up to warmup ${split.window.warmup} + steps ${split.window.steps}`
+    : '';
+  const why = split ? ` (${split.images} train images at batch ${split.batch} give ${split.perEpoch} iterations per epoch${rounded}; the window must fit in one epoch)` : ' in one epoch';
+  const fix = acc > 1 ? 'Use a larger dataset or a larger --batch (fewer batches to accumulate).' : 'Use a larger dataset, fewer --steps, or a smaller --batch.';
+  return new LibreYOLOError('profile_not_produced', `no profile produced for run ${run}: the window (warmup ${o.warmup} + steps ${o.steps}) never filled${why}. ${fix}`);
 }
 
 /**
@@ -212,10 +241,12 @@ export async function autoBatch(o: TrainRunOptions, device: Device): Promise<num
 }
 
 /** What the run was asked, in one line (the window, not the trainer's epoch budget). */
-function banner(o: TrainRunOptions, model: LibreYOLOModel, device: Device, split: { images: number; perEpoch: number } | null, prefix: string): string {
+function banner(o: TrainRunOptions, model: LibreYOLOModel, device: Device, split: { images: number; perEpoch: number } | null, prefix: string,
+  rounded: { accumulate: number; warmup: number; steps: number } | null): string {
   const amp = o.amp ? (device.kind === 'cpu' ? 'amp=true (ignored on cpu: float32)' : 'amp=true') : 'amp=false';
   const batch = o.batch < 1 ? 'batch=-1 (auto-fit)' : `batch=${o.batch}`;
   const epoch = split ? ` of the epoch's ${split.perEpoch} (${split.images} train images)` : ' of one epoch';
   return `profile run: ${prefix}${model.family.name}-${model.size} on ${device.id}  ${batch}  imgsz=${o.imgsz}  workers=${o.workers}  ${amp}\n` +
-    `  window: warmup ${o.warmup} + steps ${Math.max(2, o.steps)} iterations${epoch}`;
+    `  window: warmup ${o.warmup} + steps ${Math.max(2, o.steps)} iterations${epoch}` +
+    (rounded ? `\n  accumulating ${rounded.accumulate} batches per optimizer step: the window rounds up to warmup ${rounded.warmup} + steps ${rounded.steps}` : '');
 }

@@ -74,6 +74,15 @@ export function ampActive(cfg: TrainConfig, device: Device): boolean {
   return cfg.amp && device.kind !== 'cpu';
 }
 
+/**
+ * The profile window a run with `accumulate` batches per optimizer step measures: warm-up and steps
+ * each rounded up to whole accumulation windows, so every measured step ends on an optimizer step.
+ */
+export function profileWindow(warmup: number, steps: number, accumulate: number): { warmup: number; steps: number } {
+  if (accumulate <= 1) return { warmup, steps };
+  return { warmup: Math.ceil(warmup / accumulate) * accumulate, steps: Math.ceil(steps / accumulate) * accumulate };
+}
+
 /** Sets the run up into `s` (see TrainState); `cfg.batch` is replaced by the probe's when it is -1. */
 export async function setupTraining(s: TrainState, run: TrainSetup): Promise<void> {
   const log = (line: string): void => s.progress.line(line);
@@ -145,13 +154,8 @@ export async function setupTraining(s: TrainState, run: TrainSetup): Promise<voi
   await writeYaml(join(s.saveDir, 'train_config.yaml'), { ...cfg }, isFloatField);
 
   if (cfg.profile) {
-    let warmup = cfg.profile_warmup;
-    let steps = cfg.profile_steps;
-    if (s.accumulate > 1) {
-      warmup = Math.ceil(warmup / s.accumulate) * s.accumulate;
-      steps = Math.ceil(steps / s.accumulate) * s.accumulate;
-      log(`profile window rounded to accumulation boundaries (warmup=${warmup}, steps=${steps}, accum=${s.accumulate})`);
-    }
+    const { warmup, steps } = profileWindow(cfg.profile_warmup, cfg.profile_steps, s.accumulate);
+    if (s.accumulate > 1) log(`profile window rounded to accumulation boundaries (warmup=${warmup}, steps=${steps}, accum=${s.accumulate})`);
     const factory = runtime.profiler;
     if (!factory) throw new LibreYOLOError('config_unsupported', 'profile=true needs a training profiler: train through model.train(), which brings one.');
     s.profiler = await factory({

@@ -6,7 +6,7 @@
  * files run side by side.
  */
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
+import { copyFileSync, existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { yolo9Family } from '../../src/models/yolo9/family.ts';
@@ -19,6 +19,7 @@ import { parseDevice } from '../../src/runtime/device.ts';
 import { fitAutoBatch, probeAutoBatch } from '../../src/train/autobatch.ts';
 import { TRAIN_DEFAULTS } from '../../src/train/config.ts';
 import { runCli } from '../helpers/cli.ts';
+import { fixture } from '../helpers/fixtures.ts';
 import { runTrainCli, useProfileRunData } from '../helpers/profile-run-data.ts';
 import { checkTimeline } from '../helpers/timeline-browser.ts';
 
@@ -71,6 +72,32 @@ describe('libreyolo profile run: the default window and --batch -1', () => {
     // The probe's train-step sessions live and die in the child; the CLI process only waits for it.
     assert.ok(run.peakRssMb! < PARENT_RSS_BOUND_MB && probe > run.peakRssMb!,
       `CLI process peak RSS ${run.peakRssMb!.toFixed(0)} MB, the probe's process ${probe.toFixed(0)} MB (bound ${PARENT_RSS_BOUND_MB} MB for the CLI process)`);
+  });
+});
+
+describe('libreyolo profile run: a recipe that accumulates', () => {
+  const data = useProfileRunData();
+
+  it('RF-DETR (nbs 16) at batch 2 checks the window rounded to its 8-batch accumulation before training', async () => {
+    // Before, the check took the asked window (1 + 2 <= the epoch's 4 iterations), the trainer rounded
+    // it to 8 + 8, and the run trained the whole epoch (~2 min at 224) before exit 3 said to use fewer --steps.
+    const weights = join(data.tmp, 'LibreRFDETRn.pt');
+    copyFileSync(fixture('rfdetrn_ref.pt'), weights);
+    const lines: string[] = [];
+    const t0 = performance.now();
+    const err = await runTrainProfile({
+      data: data.small, weights, size: 'n', batch: 2, imgsz: 224, workers: 0, amp: false, steps: 2, warmup: 1, repeat: 1,
+      device: 'cpu', project: join(data.tmp, 'runs', 'rfdetr'), cwd: data.tmp, threads: 2, log: (l) => lines.push(l),
+    }).then(() => null, (e: unknown) => e);
+    const seconds = (performance.now() - t0) / 1000;
+    assert.ok(err instanceof LibreYOLOError && err.code === 'profile_not_produced', String(err));
+    assert.equal(err.exitCode, 3);
+    assert.equal(err.message, 'no profile produced for run 0: the window (warmup 1 + steps 2) never filled (8 train images at batch 2 give 4 iterations per epoch; ' +
+      'the recipe accumulates 8 batches per optimizer step, so the window rounds up to warmup 8 + steps 8; the window must fit in one epoch). ' +
+      'Use a larger dataset or a larger --batch (fewer batches to accumulate).');
+    assert.deepEqual(lines, [], 'nothing trained');
+    assert.ok(!existsSync(join(data.tmp, 'runs', 'rfdetr', 'prof')));
+    assert.ok(seconds < 60, `${seconds.toFixed(1)} s`);
   });
 });
 
