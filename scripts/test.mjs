@@ -18,7 +18,8 @@
  * scripts/test-costs.json, so no long file starts last and runs alone at the end (a file missing
  * there starts first, as if the longest: it may be; the figures only order the run: a stale one makes
  * it slower, never wrong). `node --test` sorts the files it is given, so these tiers run one `node --test` per
- * file here, N at a time, each file's report printed whole when it ends, with its wall time.
+ * file here, N at a time, each file's report printed whole when it ends, with its wall time and CPU
+ * seconds; `--record-costs` writes those CPU seconds to scripts/test-costs.json.
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
