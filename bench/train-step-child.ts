@@ -7,7 +7,7 @@
  *
  * `--weights <checkpoint>` starts from that checkpoint's weights (its class count) instead.
  *
- *   node --import tsx bench/train-step-child.ts [--family yolo9] [--weights <path>] --size t --batch 2 --imgsz 320 [--steps 1] [--warmup 1] [--threads N] [--keep-activations] [--mem-pattern] [--old-graph] [--no-cpu-arena]
+ *   node --import tsx bench/train-step-child.ts [--family yolo9] [--weights <path>] --size t --batch 2 --imgsz 320 [--steps 1] [--warmup 1] [--threads N] [--keep-activations] [--mem-pattern] [--old-graph] [--shaped] [--no-cpu-arena]
  */
 import { cpus } from 'node:os';
 import { performance } from 'node:perf_hooks';
@@ -43,8 +43,11 @@ const { values } = parseArgs({
     'keep-activations': { type: 'boolean', default: false },
     // ORT's memory pattern on, as train sessions had it before.
     'mem-pattern': { type: 'boolean', default: false },
-    // Both: the step as it was before issue 24.
+    // All of these: the step as it was before issue 24.
     'old-graph': { type: 'boolean', default: false },
+    // Every static shape declared, as before graph/passes/hide-shapes.ts: ORT's planner then holds
+    // dead activations' buffers for later values of the same shape.
+    shaped: { type: 'boolean', default: false },
     // ORT's CPU arena off: every tensor is its own malloc (an allocator experiment).
     'no-cpu-arena': { type: 'boolean', default: false },
     // ORT's graph optimisation level of the step sessions.
@@ -61,7 +64,7 @@ const old = values['old-graph'] === true;
 const family = getFamily(values.family!);
 const stateDict = values.weights ? (await loadCheckpointFile(values.weights)).stateDict : undefined;
 const network = family.create({ size: values.size!, nc: 80, ...(stateDict ? { stateDict } : {}) });
-const runner = await openStepRunner(family, network, { device: parseDevice('cpu'), threads: Number(values.threads), imgsz: [imgsz, imgsz], maxTargets, recomputeCheap: !old && values['keep-activations'] !== true, memPattern: old || values['mem-pattern'] === true, ...(values['no-cpu-arena'] ? { cpuArena: false } : {}), optimizationLevel: values['opt-level'] as 'all' });
+const runner = await openStepRunner(family, network, { device: parseDevice('cpu'), threads: Number(values.threads), imgsz: [imgsz, imgsz], maxTargets, recomputeCheap: !old && values['keep-activations'] !== true, hideShapes: !old && values.shaped !== true, memPattern: old || values['mem-pattern'] === true, ...(values['no-cpu-arena'] ? { cpuArena: false } : {}), optimizationLevel: values['opt-level'] as 'all' });
 const optimizer = Optimizer.create(network.namedTensors(), { lr0: 0.01 });
 const batches = [noiseTrainBatch(1, batch, imgsz, maxTargets), noiseTrainBatch(2, batch, imgsz, maxTargets)];
 const tCreate = performance.now();

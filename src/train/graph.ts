@@ -18,6 +18,7 @@ import { appendGradients } from '../graph/autodiff/autodiff.ts';
 import { probeShapes } from '../graph/autodiff/shapes.ts';
 import { recomputeCheapValues } from '../graph/autodiff/recompute.ts';
 import { lowerComposites } from '../graph/passes/lower-composites.ts';
+import { hidePerImageShapes } from '../graph/passes/hide-shapes.ts';
 import { zeros, type HostTensor } from '../graph/tensor.ts';
 import { trainingHooks, type DetectionNetwork, type ModelFamily, type TrainShape } from '../models/registry.ts';
 import { autocastTrainGraph } from './amp.ts';
@@ -50,6 +51,13 @@ export interface TrainGraphConfig {
    * same nodes at every size, fed its size-dependent constants as inputs. Default false.
    */
   anySize?: boolean;
+  /**
+   * Declare the per-image inputs without shapes and open the Reshape targets below them, so ONNX
+   * Runtime's allocation planner cannot hold a dead activation's buffer for a later value of the
+   * same shape (graph/passes/hide-shapes.ts; default true). Exact: the same kernels on the same
+   * data. False keeps every static shape: the comparison for benchmarks.
+   */
+  hideShapes?: boolean;
 }
 
 export interface TrainGraph {
@@ -178,6 +186,7 @@ export async function buildTrainGraph(family: ModelFamily, network: DetectionNet
   lowerComposites(b.graph);
   if (cfg.recomputeCheap !== false) recomputeCheapValues(b.graph, shapes);
   if (cfg.amp) autocastTrainGraph(b.graph);
+  if (cfg.hideShapes !== false) hidePerImageShapes(b.graph, ['images', 'targets', ...(masks ? [masks] : []), ...Object.values(assigned), ...Object.keys(hooks.assigner?.draws?.specs(shape, network.nc) ?? {})]);
   return {
     graph: b.graph, parameters, buffers, runningStats,
     components: Object.keys(loss.components), switches: switchList, assigned: Object.keys(assignedSpecs), masks: maskDims,

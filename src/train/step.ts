@@ -44,6 +44,8 @@ export interface TrainStepOptions {
   amp?: boolean;
   /** Recompute cheap forward values in the backward (TrainGraphConfig.recomputeCheap; default true). */
   recomputeCheap?: boolean;
+  /** Hide per-image shapes from ORT's allocation planner (TrainGraphConfig.hideShapes; default true). */
+  hideShapes?: boolean;
   /**
    * ORT's memory pattern (default false): after the first run it allocates all intermediates as one
    * block on top of the arena that run filled, paying each image's activations twice. True only to
@@ -111,7 +113,7 @@ async function buildStepGraph(family: ModelFamily, network: DetectionNetwork, op
   for (const [height, width] of sizes) {
     graphs.push(await buildTrainGraph(family, network, {
       batch: options.batch, height, width, maxTargets: options.maxTargets, preciseStats: options.preciseStats !== false,
-      amp: options.amp === true, recomputeCheap: options.recomputeCheap !== false, anySize,
+      amp: options.amp === true, recomputeCheap: options.recomputeCheap !== false, anySize, hideShapes: options.hideShapes !== false,
     }));
   }
   const first = graphs[0]!;
