@@ -19,6 +19,7 @@ import { probeShapes } from '../graph/autodiff/shapes.ts';
 import { recomputeCheapValues } from '../graph/autodiff/recompute.ts';
 import { lowerComposites } from '../graph/passes/lower-composites.ts';
 import { hidePerImageShapes } from '../graph/passes/hide-shapes.ts';
+import { foldStaticSizes, pruneDeadNodes } from '../graph/passes/fold-sizes.ts';
 import { zeros, type HostTensor } from '../graph/tensor.ts';
 import { trainingHooks, type DetectionNetwork, type ModelFamily, type TrainShape } from '../models/registry.ts';
 import { autocastTrainGraph } from './amp.ts';
@@ -186,6 +187,9 @@ export async function buildTrainGraph(family: ModelFamily, network: DetectionNet
   lowerComposites(b.graph);
   if (cfg.recomputeCheap !== false) recomputeCheapValues(b.graph, shapes);
   if (cfg.amp) autocastTrainGraph(b.graph);
+  // A Size read keeps a whole activation alive until ORT gets to it; dead nodes run last.
+  foldStaticSizes(b.graph, shapes);
+  pruneDeadNodes(b.graph);
   if (cfg.hideShapes !== false) hidePerImageShapes(b.graph, ['images', 'targets', ...(masks ? [masks] : []), ...Object.values(assigned), ...Object.keys(hooks.assigner?.draws?.specs(shape, network.nc) ?? {})]);
   return {
     graph: b.graph, parameters, buffers, runningStats,

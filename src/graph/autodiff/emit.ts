@@ -48,3 +48,19 @@ export function reduceSumStaged(b: GraphBuilder, x: string, axes: number[], xDim
   if (axes.length < 2 || (!b.anySize && count < STAGED_SUM_MIN)) return reduceSum(b, x, axes, true);
   return [...axes].sort((p, q) => q - p).reduce((y, a) => reduceSum(b, y, [a], true), x);
 }
+
+/**
+ * A copy of `x` (static dims `xDims`) that ONNX Runtime can only compute once every value of
+ * `deps` exists: `x` concatenated on axis 0 with an empty slice of each. ORT runs nodes in a
+ * depth-first order from the graph's leaves (graph/passes/exec-order.ts), so a gradient nothing
+ * else reads (a weight gradient, a graph output) can run long after the values it reads stopped
+ * being needed elsewhere, which keeps them alive; reading it here ties it into the chain. Exact:
+ * the copy is `x`, and the cost is one copy of `x` (a weight, not an activation).
+ */
+export function after(b: GraphBuilder, x: string, xDims: number[], deps: string[]): string {
+  const empties = deps.map((d) => {
+    const none = b.op('Slice', [b.op('Reshape', [d, b.constant('shape', int64([-1]))]), b.constant('starts', int64([0])), b.constant('ends', int64([0])), b.constant('axes', int64([0]))]);
+    return b.op('Reshape', [none, b.constant('shape', int64([0, ...xDims.slice(1)]))], { allowzero: i(1) });
+  });
+  return b.op('Concat', [x, ...empties], { axis: i(0) });
+}

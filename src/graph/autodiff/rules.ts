@@ -9,7 +9,7 @@ import { i, ints, s, type GraphBuilder } from '../builder.ts';
 import { attrFloat, attrInt, attrInts, type Node } from '../ir.ts';
 import { int64, preciseSigmoid } from '../nn.ts';
 import { dims, gOnly, type RuleContext, type VjpRule } from './context.ts';
-import { reduceSum, reshapeTo, transpose, unbroadcast, zerosOf } from './emit.ts';
+import { after, reduceSum, reshapeTo, transpose, unbroadcast, zerosOf } from './emit.ts';
 import { gridSampleRule } from './rules-grid-sample.ts';
 import { INDEXING_RULES } from './rules-indexing.ts';
 import { batchNormInferenceRule, layerNormRule } from './rules-norm.ts';
@@ -321,21 +321,21 @@ registerRule('Conv', (ctx) => {
   const pointwise = kh === 1 && kw === 1 && sh === 1 && sw === 1 && pads.every((p) => p === 0);
 
   const gb = bias ? reduceSum(b, g, [0, 2, 3], false) : null;
+  const wd4 = dims(ctx, w);
+  // dX reads the weights through a copy that waits for dW and db (emit.ts `after`): dY and X are
+  // read by dW and db too, and dX is on the path to every later gradient, so ONNX Runtime's order
+  // frees them here instead of when it reaches dW's output at the end.
+  const wAfter = (gw: string): string => after(b, w, wd4, gb ? [gw, gb] : [gw]);
   let gx: string;
   let gw: string;
   if (pointwise && groups === 1) {
     // 1x1: dX = W^T dY and dW = sum_n dY X^T, as MatMuls over [N, C, H*W].
     const g3 = reshapeTo(b, g, [n, co, oh * ow]);
     const x3 = reshapeTo(b, x, [n, ci, h * wd]);
-    const w2 = reshapeTo(b, w, [co, ci]);
-    gx = reshapeTo(b, b.op('MatMul', [transpose(b, w2, [1, 0]), g3]), [n, ci, h, wd]);
     gw = reshapeTo(b, reduceSum(b, b.op('MatMul', [g3, transpose(b, x3, [0, 2, 1])]), [0], false), [co, ci, 1, 1]);
+    const w2 = reshapeTo(b, wAfter(gw), [co, ci]);
+    gx = reshapeTo(b, b.op('MatMul', [transpose(b, w2, [1, 0]), g3]), [n, ci, h, wd]);
   } else {
-    // dX: transposed convolution with the same weights; output_padding recovers sizes lost to stride.
-    const outPad = [h - ((oh - 1) * sh - pads[0]! - pads[2]! + kh), wd - ((ow - 1) * sw - pads[1]! - pads[3]! + kw)];
-    gx = b.op('ConvTranspose', [g, w], {
-      kernel_shape: ints([kh, kw]), strides: ints([sh, sw]), pads: ints(pads), group: i(groups), output_padding: ints(outPad),
-    });
     // dW, per group, in one of two formulations chosen by shape (measured on ORT CPU with
     // bench/conv-weight-grad.ts): an explicit im2col (the k*k strided shifts of the padded input stacked
     // on channels) times the output gradient as one GEMM per image wins 1.1-2.3x once there are
@@ -350,6 +350,11 @@ registerRule('Conv', (ctx) => {
       ? weightGradIm2col(b, xg, gs[k]!, { n, cig, cog, kh, kw, oh, ow, sh, sw, pads })
       : weightGradCorrelation(b, xg, gs[k]!, { kh, kw, oh, ow, sh, sw, pads })));
     gw = perGroup.length === 1 ? perGroup[0]! : b.op('Concat', perGroup, { axis: i(0) });
+    // dX: transposed convolution with the same weights; output_padding recovers sizes lost to stride.
+    const outPad = [h - ((oh - 1) * sh - pads[0]! - pads[2]! + kh), wd - ((ow - 1) * sw - pads[1]! - pads[3]! + kw)];
+    gx = b.op('ConvTranspose', [g, wAfter(gw)], {
+      kernel_shape: ints([kh, kw]), strides: ints([sh, sw]), pads: ints(pads), group: i(groups), output_padding: ints(outPad),
+    });
   }
   return bias ? [gx, gw, gb] : [gx, gw];
 });
