@@ -20,6 +20,7 @@ import { buildTrainGraph, parameterFeeds } from '../src/train/graph.ts';
 import { deserializeModel, serializeModel } from '../src/graph/onnx.ts';
 import { liveness, ortExecutionOrder } from '../src/graph/passes/exec-order.ts';
 import { findOrtFile } from '../src/runtime/ort-profile-file.ts';
+import { reorderOptimizedModel } from '../src/runtime/optimized-model-cache.ts';
 import { zeros, type HostTensor } from '../src/graph/tensor.ts';
 import { noiseTrainBatch } from './noise-batch.ts';
 
@@ -32,20 +33,31 @@ const { values } = parseArgs({ options: {
   jumps: { type: 'string', default: '0' }, 'min-jump': { type: 'string', default: '1048576' },
   // Every static shape declared (TrainGraphConfig.hideShapes false), as before.
   shaped: { type: 'boolean', default: false },
+  // As train steps open their sessions: ORT's optimised graph saved, reordered like the graph as
+  // built (optimized-model-cache.ts reorderOptimizedModel) and opened with optimisation off.
+  reorder: { type: 'boolean', default: false },
 } });
 const imgsz = Number(values.imgsz);
 const batch = Number(values.batch);
 const out = values.out!;
 mkdirSync(out, { recursive: true });
-const tag = `yolo9${values.size}_b${batch}_${imgsz}_${values['opt-level']}${values.shaped ? '_shaped' : ''}`;
+const tag = `yolo9${values.size}_b${batch}_${imgsz}_${values['opt-level']}${values.shaped ? '_shaped' : ''}${values.reorder ? '_reordered' : ''}`;
 const optPath = join(out, `${tag}.onnx`);
 const prefix = join(out, tag);
 
 if (!values.reuse) {
   const network = yolo9Family.create({ size: values.size!, nc: 80 });
   const tg = await buildTrainGraph(yolo9Family, network, { batch, height: imgsz, width: imgsz, maxTargets: 100, hideShapes: values.shaped !== true });
-  const session = await ort.InferenceSession.create(serializeModel(tg.graph), {
-    intraOpNumThreads: 1, interOpNumThreads: 1, graphOptimizationLevel: values['opt-level'] as 'all',
+  let model = serializeModel(tg.graph);
+  let level = values['opt-level'] as 'all' | 'disabled';
+  if (values.reorder) {
+    const first = await ort.InferenceSession.create(model, { intraOpNumThreads: 1, graphOptimizationLevel: level, enableMemPattern: false, optimizedModelFilePath: optPath, logSeverityLevel: 3 });
+    await first.release();
+    model = reorderOptimizedModel(readFileSync(optPath), tg.graph);
+    level = 'disabled';
+  }
+  const session = await ort.InferenceSession.create(model, {
+    intraOpNumThreads: 1, interOpNumThreads: 1, graphOptimizationLevel: level,
     enableMemPattern: false, enableProfiling: true, profileFilePrefix: prefix, optimizedModelFilePath: optPath,
     logSeverityLevel: 3,
   });

@@ -19,10 +19,15 @@
  * the cache off.
  */
 import { createHash } from 'node:crypto';
-import { mkdirSync, renameSync, rmSync, statSync } from 'node:fs';
-import { arch, cpus } from 'node:os';
+import { mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
+import { arch, cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { toBinary } from '@bufbuild/protobuf';
+import { ModelProtoSchema } from 'onnx-buf';
 import * as ort from 'onnxruntime-node';
+import type { Graph } from '../graph/ir.ts';
+import { parseModel } from '../graph/onnx.ts';
+import { orderLike } from '../graph/passes/exec-order.ts';
 import { cacheRoot, cachesEnabled, evictOldest, tempEntryPath, touchEntry } from '../util/disk-cache.ts';
 import { limit } from '../util/limits.ts';
 import type { SessionConfig } from './protocol.ts';
@@ -46,27 +51,71 @@ const ENTRY_SUFFIX = '.ort';
 /** Entries of earlier releases, saved as ONNX: never read, but counted and evicted like the others. */
 const OLD_SUFFIX = '.onnx';
 
-function entryName(model: Uint8Array, config: SessionConfig): string {
+function entryName(model: Uint8Array, config: SessionConfig, reordered = false): string {
   const h = createHash('sha256');
-  h.update(JSON.stringify({ level: config.graphOptimizationLevel, providers: config.executionProviders, ort: ort.env.versions.node ?? ort.env.versions.common, cpu: cpus()[0]?.model ?? '', arch: arch() }));
+  h.update(JSON.stringify({ level: config.graphOptimizationLevel, providers: config.executionProviders, ort: ort.env.versions.node ?? ort.env.versions.common, cpu: cpus()[0]?.model ?? '', arch: arch(), ...(reordered ? { order: 'reference' } : {}) }));
   h.update(model);
   return `${h.digest('hex').slice(0, 32)}${ENTRY_SUFFIX}`;
 }
 
 /**
+ * `optimized` (an ONNX model ORT optimised and saved) with its nodes in `orderLike(reference)`'s
+ * order: loaded, its node indices follow `reference`'s execution order, and so does ORT's.
+ */
+export function reorderOptimizedModel(optimized: Uint8Array, reference: Graph): Uint8Array {
+  const m = parseModel(optimized);
+  const nodes = m.graph?.node ?? [];
+  const order = orderLike(nodes.map((n) => ({ name: n.name, inputs: n.input, outputs: n.output })), reference);
+  m.graph!.node = order.map((k) => nodes[k]!);
+  return toBinary(ModelProtoSchema, m);
+}
+
+/**
+ * ORT's optimisation of `model`, reordered like `reference` (reorderOptimizedModel), opened with
+ * optimisation off; saved to `savePath` in ORT's format when given. ORT runs a graph in a
+ * depth-first order over its node indices (graph/passes/exec-order.ts), and its optimiser gives the
+ * nodes it fuses new indices after all others, which sent a train step's order far from the one it
+ * was built for: the forward's recomputed values made long before the backward read them.
+ */
+async function createReordered(host: SessionTransport, key: string, model: Uint8Array, config: SessionConfig, reference: Graph, savePath: string | null): Promise<WorkerSession> {
+  const dir = mkdtempSync(join(tmpdir(), 'libreyolo-order-'));
+  try {
+    const optimizedPath = join(dir, 'optimized.onnx');
+    const { profileFilePrefix: _profile, ...quiet } = config;
+    // ORT warns that an NCHWc graph suits only this machine: the cache key says so already.
+    const first = await WorkerSession.create(host, key, model, { ...quiet, logSeverityLevel: config.logSeverityLevel ?? (process.env.LIBREYOLO_DEBUG ? 2 : 3), optimizedModelFilePath: optimizedPath });
+    await first.release();
+    const reordered = reorderOptimizedModel(readFileSync(optimizedPath), reference);
+    return await WorkerSession.create(host, key, reordered, {
+      ...config, graphOptimizationLevel: 'disabled',
+      ...(savePath ? { optimizedModelFilePath: savePath, configEntries: { ...config.configEntries, 'session.save_model_format': 'ORT' } } : {}),
+    });
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/**
  * Opens a session on `model`, through the cache when the session allows it: a hit loads the saved
  * optimised graph with optimisation off (the same graph, so the same numbers), a miss optimises as
- * usual and saves the result.
+ * usual and saves the result. With `orderLike` (the IR `model` was serialised from; CPU, optimised
+ * sessions), ORT's optimised graph is reordered to run in that graph's execution order first
+ * (createReordered), and that is what the cache keeps.
  */
-export async function createCachedSession(host: SessionTransport, key: string, model: Uint8Array | string, config: SessionConfig): Promise<{ session: WorkerSession; cache: CacheOutcome }> {
-  if (!cacheable(model, config)) return { session: await WorkerSession.create(host, key, model, config), cache: 'off' };
+export async function createCachedSession(host: SessionTransport, key: string, model: Uint8Array | string, config: SessionConfig, orderLike?: Graph): Promise<{ session: WorkerSession; cache: CacheOutcome }> {
+  const reorder = orderLike && config.graphOptimizationLevel !== 'disabled'
+    && config.executionProviders.every((ep) => (typeof ep === 'string' ? ep : ep.name) === 'cpu') ? orderLike : null;
+  if (!cacheable(model, config)) {
+    if (reorder && typeof model !== 'string') return { session: await createReordered(host, key, model, config, reorder, null), cache: 'off' };
+    return { session: await WorkerSession.create(host, key, model, config), cache: 'off' };
+  }
   const dir = optimizedModelCacheDir();
   try {
     mkdirSync(dir, { recursive: true });
   } catch {
-    return { session: await WorkerSession.create(host, key, model, config), cache: 'off' };
+    return { session: reorder ? await createReordered(host, key, model, config, reorder, null) : await WorkerSession.create(host, key, model, config), cache: 'off' };
   }
-  const name = entryName(model, config);
+  const name = entryName(model, config, reorder !== null);
   const path = join(dir, name);
   if (statSync(path, { throwIfNoEntry: false })) {
     try {
@@ -81,7 +130,9 @@ export async function createCachedSession(host: SessionTransport, key: string, m
   try {
     // ORT warns that an NCHWc graph suits only this machine: the key says so already.
     const logSeverityLevel = config.logSeverityLevel ?? (process.env.LIBREYOLO_DEBUG ? 2 : 3);
-    const session = await WorkerSession.create(host, key, model, { ...config, logSeverityLevel, optimizedModelFilePath: tmp, configEntries: { ...config.configEntries, 'session.save_model_format': 'ORT' } });
+    const session = reorder
+      ? await createReordered(host, key, model, config, reorder, tmp)
+      : await WorkerSession.create(host, key, model, { ...config, logSeverityLevel, optimizedModelFilePath: tmp, configEntries: { ...config.configEntries, 'session.save_model_format': 'ORT' } });
     try {
       renameSync(tmp, path);
       evictOldest(dir, limit('ortCacheBytes'), name, [ENTRY_SUFFIX, OLD_SUFFIX]);

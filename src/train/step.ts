@@ -156,7 +156,9 @@ export class TrainStep {
       };
       const key = `${options.device.id}|${options.batch}x${sizes.map(([h, w]) => sizeKey(h, w)).join(',')}`;
       // Through the on-disk cache of optimised graphs: optimising is most of a train session's start.
-      const { session, cache } = await createCachedSession(host, `train|${key}`, serializeModel(graph.graph), sessionOptions);
+      // Reordered like the graph as built: ORT's optimiser renumbers the nodes it fuses, and its
+      // execution order follows the numbers (optimized-model-cache.ts createReordered).
+      const { session, cache } = await createCachedSession(host, `train|${key}`, serializeModel(graph.graph), sessionOptions, graph.graph);
       let assign: AssignStage | null = null;
       if (graph.assign) {
         const assigner = trainingHooks(family).assigner!;

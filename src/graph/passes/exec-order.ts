@@ -85,3 +85,89 @@ export function liveness(graph: Graph, order: readonly number[], bytes: (value: 
   });
   return { peak, peakAt, peakSet, curve, after };
 }
+
+/** What `orderLike` needs of a node (an IR node or a parsed NodeProto's fields). */
+export interface NodeLike {
+  name: string;
+  inputs: readonly string[];
+  outputs: readonly string[];
+}
+
+/**
+ * A topological order of `nodes` (ORT's optimised form of `reference`: fused and renamed nodes, new
+ * indices) that follows `reference`'s own execution order: each node takes the position in
+ * `ortExecutionOrder(reference)` of the reference node that produced one of its outputs, else of
+ * the reference node with its name or the longest prefix of its name, else of its latest producer;
+ * then the ready node of the lowest position goes first. Written in this order, the optimised model
+ * gets its node indices from it when ORT loads it, and ORT's depth-first order over those indices
+ * runs close to the reference's instead of wherever its optimiser's renumbering led (yolo9c 320 b1:
+ * 400 MiB live at the peak against 183, bench/ort-order-profile.ts).
+ */
+export function orderLike(nodes: readonly NodeLike[], reference: Graph): number[] {
+  const refOrder = ortExecutionOrder(reference);
+  const byOutput = new Map<string, number>();
+  const byName = new Map<string, number>();
+  refOrder.forEach((k, pos) => {
+    const n = reference.nodes[k]!;
+    byName.set(n.name, pos);
+    for (const o of n.outputs) if (o) byOutput.set(o, pos);
+  });
+  const producer = new Map<string, number>();
+  nodes.forEach((n, k) => { for (const o of n.outputs) if (o) producer.set(o, k); });
+  const inputsOf = nodes.map((n) => [...new Set(n.inputs.map((v) => producer.get(v)).filter((p): p is number => p !== undefined))]);
+  const direct = nodes.map((n) => {
+    for (const o of n.outputs) {
+      const p = byOutput.get(o);
+      if (p !== undefined) return p;
+    }
+    for (let name = n.name; name.length; name = name.slice(0, Math.max(0, name.lastIndexOf('/')))) {
+      const p = byName.get(name) ?? byName.get(name.replace(/\/$/, ''));
+      if (p !== undefined) return p;
+      if (!name.includes('/')) break;
+    }
+    return undefined;
+  });
+  const consumers: number[][] = nodes.map(() => []);
+  const pending = inputsOf.map((ins) => ins.length);
+  inputsOf.forEach((ins, k) => { for (const p of ins) consumers[p]!.push(k); });
+  // A binary heap of ready nodes by key (an unmapped node's key is its latest producer's).
+  const key = new Array<number>(nodes.length).fill(0);
+  const heap: number[] = [];
+  const less = (a: number, b: number): boolean => key[a]! < key[b]! || (key[a] === key[b] && a < b);
+  const push = (k: number): void => {
+    key[k] = direct[k] ?? Math.max(0, ...inputsOf[k]!.map((p) => key[p]!));
+    heap.push(k);
+    for (let c = heap.length - 1; c > 0;) {
+      const p = (c - 1) >> 1;
+      if (!less(heap[c]!, heap[p]!)) break;
+      [heap[c], heap[p]] = [heap[p]!, heap[c]!];
+      c = p;
+    }
+  };
+  const pop = (): number => {
+    const top = heap[0]!;
+    const last = heap.pop()!;
+    if (heap.length) {
+      heap[0] = last;
+      for (let p = 0; ;) {
+        const l = 2 * p + 1, r = l + 1;
+        let m = p;
+        if (l < heap.length && less(heap[l]!, heap[m]!)) m = l;
+        if (r < heap.length && less(heap[r]!, heap[m]!)) m = r;
+        if (m === p) break;
+        [heap[m], heap[p]] = [heap[p]!, heap[m]!];
+        p = m;
+      }
+    }
+    return top;
+  };
+  pending.forEach((d, k) => { if (!d) push(k); });
+  const order: number[] = [];
+  while (heap.length) {
+    const k = pop();
+    order.push(k);
+    for (const c of consumers[k]!) if (--pending[c]! === 0) push(c);
+  }
+  if (order.length !== nodes.length) throw new Error(`orderLike: the graph has a cycle (${nodes.length - order.length} nodes unordered)`);
+  return order;
+}
