@@ -21,7 +21,7 @@ const { values } = parseArgs({ options: {
 const imgsz = Number(values.imgsz);
 const batch = Number(values.batch);
 const network = yolo9Family.create({ size: values.size!, nc: 80 });
-const tg = await buildTrainGraph(yolo9Family, network, { batch, height: imgsz, width: imgsz, maxTargets: 100, recomputeCheap: values['keep-activations'] !== true });
+const tg = await buildTrainGraph(yolo9Family, network, { batch, height: imgsz, width: imgsz, maxTargets: 100, recomputeCheap: values['keep-activations'] !== true, hideShapes: false });
 const g = tg.graph;
 const feeds: Record<string, HostTensor> = {};
 for (const v of g.inputs) feeds[v.name] = zeros(v.dtype, v.shape.map(Number));

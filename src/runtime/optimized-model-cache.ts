@@ -78,6 +78,17 @@ export function reorderOptimizedModel(optimized: Uint8Array, reference: Graph): 
  * was built for: the forward's recomputed values made long before the backward read them.
  */
 async function createReordered(host: SessionTransport, key: string, model: Uint8Array, config: SessionConfig, reference: Graph, savePath: string | null): Promise<WorkerSession> {
+  try {
+    return await reopenReordered(host, key, model, config, reference, savePath);
+  } catch (err) {
+    // A graph ORT cannot save, or not reload, as ONNX still trains, in ORT's own order.
+    if (process.env.LIBREYOLO_DEBUG) console.error(`optimized-model-cache: reordering ${key} failed, ORT's order kept: ${String(err)}`);
+    const logSeverityLevel = config.logSeverityLevel ?? (process.env.LIBREYOLO_DEBUG ? 2 : 3);
+    return WorkerSession.create(host, key, model, { ...config, logSeverityLevel, ...(savePath ? { optimizedModelFilePath: savePath, configEntries: { ...config.configEntries, 'session.save_model_format': 'ORT' } } : {}) });
+  }
+}
+
+async function reopenReordered(host: SessionTransport, key: string, model: Uint8Array, config: SessionConfig, reference: Graph, savePath: string | null): Promise<WorkerSession> {
   const dir = mkdtempSync(join(tmpdir(), 'libreyolo-order-'));
   try {
     const optimizedPath = join(dir, 'optimized.onnx');

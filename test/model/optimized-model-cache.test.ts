@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { after, afterEach, beforeEach, describe, it } from 'node:test';
 import { GraphBuilder } from '../../src/graph/builder.ts';
 import { conv2d } from '../../src/graph/nn.ts';
+import type { Graph } from '../../src/graph/ir.ts';
 import { serializeModel } from '../../src/graph/onnx.ts';
 import type { SessionConfig } from '../../src/runtime/protocol.ts';
 import { createCachedSession, optimizedModelCacheDir } from '../../src/runtime/optimized-model-cache.ts';
@@ -19,7 +20,7 @@ import { mulberry32 } from '../../src/util/random.ts';
 import { tempDir } from '../helpers/temp.ts';
 
 /** Conv (16 channels, so level 'all' rewrites it into NCHWc blocks) -> Relu -> Conv, seeded weights. */
-function graphBytes(seed: number): Uint8Array {
+function graphIr(seed: number): Graph {
   const rnd = mulberry32(seed);
   const b = new GraphBuilder('cache');
   const x = b.input('x', 'float32', [1, 8, 12, 12]);
@@ -27,7 +28,11 @@ function graphBytes(seed: number): Uint8Array {
   const w2 = b.param('c2.weight', { dtype: 'float32', dims: [16, 16, 3, 3], data: Float32Array.from({ length: 16 * 16 * 9 }, () => rnd() - 0.5) });
   const y = conv2d(b, b.op('Relu', [conv2d(b, x, w1, null, { kernel: 3 })]), w2, null, { kernel: 3 });
   b.output('y', y, 'float32', [1, 16, 12, 12]);
-  return serializeModel(b.graph, { opset: 17 });
+  return b.graph;
+}
+
+function graphBytes(seed: number): Uint8Array {
+  return serializeModel(graphIr(seed), { opset: 17 });
 }
 
 const config: SessionConfig = { executionProviders: ['cpu'], intraOpNumThreads: 1, graphOptimizationLevel: 'all' };
@@ -52,8 +57,8 @@ describe('optimised-graph cache', () => {
   });
   const entries = (): string[] => readdirSync(dir).filter((f) => f.endsWith('.ort'));
   let n = 0;
-  const open = async (model: Uint8Array, c: SessionConfig = config) => {
-    const { session, cache } = await createCachedSession(host, `s${n++}`, model, c);
+  const open = async (model: Uint8Array, c: SessionConfig = config, orderLike?: Graph) => {
+    const { session, cache } = await createCachedSession(host, `s${n++}`, model, c, orderLike);
     const y = (await session.run({ x: input })).outputs.y!.data as Float32Array;
     await session.release();
     return { cache, y };
@@ -79,6 +84,24 @@ describe('optimised-graph cache', () => {
     assert.equal((await open(graphBytes(2))).cache, 'miss');
     assert.equal((await open(model, { ...config, graphOptimizationLevel: 'extended' })).cache, 'miss');
     assert.equal(entries().length, 3);
+  });
+
+  it('with orderLike (train sessions), keeps the optimised graph relisted in the built order: same outputs, cached', async () => {
+    const g = graphIr(8);
+    const model = serializeModel(g, { opset: 17 });
+    const want = (await open(model)).y;
+    const first = await open(model, config, g);
+    assert.equal(first.cache, 'miss', 'a relisted entry is not the plain one');
+    assert.deepEqual(first.y, want);
+    assert.equal(entries().length, 2);
+    for (const e of entries()) assert.match(readFileSync(join(dir, e), 'latin1'), /com\.microsoft\.nchwc/, 'each entry is the optimised graph');
+    const second = await open(model, config, g);
+    assert.equal(second.cache, 'hit');
+    assert.deepEqual(second.y, want);
+    process.env.LIBREYOLO_ORT_CACHE = '0';
+    const off = await open(model, config, g);
+    assert.equal(off.cache, 'off');
+    assert.deepEqual(off.y, want);
   });
 
   it('a damaged entry is deleted and rebuilt', async () => {
