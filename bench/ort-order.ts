@@ -11,12 +11,9 @@
  *   node --import tsx bench/ort-order.ts [--size c] [--imgsz 320] [--batch 1] [--top 12]
  */
 import { parseArgs } from 'node:util';
-import { yolo9Family } from '../src/models/yolo9/family.ts';
-import { buildTrainGraph } from '../src/train/graph.ts';
-import { probeShapes } from '../src/graph/autodiff/shapes.ts';
 import { isBackwardNode } from '../src/graph/autodiff/saved.ts';
 import { ortExecutionOrder, liveness } from '../src/graph/passes/exec-order.ts';
-import { BYTES_PER_ELEMENT, numel, zeros, type HostTensor } from '../src/graph/tensor.ts';
+import { sizedYolo9TrainGraph } from './train-graph-bytes.ts';
 
 const { values } = parseArgs({ options: {
   size: { type: 'string', default: 'c' }, imgsz: { type: 'string', default: '320' }, batch: { type: 'string', default: '1' },
@@ -24,17 +21,8 @@ const { values } = parseArgs({ options: {
 } });
 const imgsz = Number(values.imgsz);
 const batch = Number(values.batch);
-const network = yolo9Family.create({ size: values.size!, nc: 80 });
-// Every static shape declared, so the probe gives every value's size (the node order is the same).
-const tg = await buildTrainGraph(yolo9Family, network, { batch, height: imgsz, width: imgsz, maxTargets: 100, hideShapes: false });
+const { train: tg, bytes } = await sizedYolo9TrainGraph(values.size!, imgsz, batch);
 const g = tg.graph;
-const feeds: Record<string, HostTensor> = {};
-for (const v of g.inputs) feeds[v.name] = zeros(v.dtype, v.shape.map(Number));
-const shapes = await probeShapes(g, feeds);
-const bytes = (v: string): number => {
-  const m = shapes.get(v);
-  return m ? numel(m.dims) * BYTES_PER_ELEMENT[m.dtype] : 0;
-};
 const mb = (x: number): string => (x / 2 ** 20).toFixed(1);
 const producerOp = new Map<string, { op: string; backward: boolean }>();
 for (const n of g.nodes) for (const o of n.outputs) if (o) producerOp.set(o, { op: n.op, backward: isBackwardNode(n) });

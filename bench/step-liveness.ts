@@ -8,11 +8,8 @@
  *   node --import tsx bench/step-liveness.ts [--size t] [--imgsz 320] [--batch 1] [--keep-activations] [--top 12]
  */
 import { parseArgs } from 'node:util';
-import { yolo9Family } from '../src/models/yolo9/family.ts';
-import { buildTrainGraph } from '../src/train/graph.ts';
-import { probeShapes } from '../src/graph/autodiff/shapes.ts';
 import { isBackwardNode } from '../src/graph/autodiff/saved.ts';
-import { BYTES_PER_ELEMENT, numel, zeros, type HostTensor } from '../src/graph/tensor.ts';
+import { sizedYolo9TrainGraph } from './train-graph-bytes.ts';
 
 const { values } = parseArgs({ options: {
   size: { type: 'string', default: 't' }, imgsz: { type: 'string', default: '320' }, batch: { type: 'string', default: '1' },
@@ -20,17 +17,8 @@ const { values } = parseArgs({ options: {
 } });
 const imgsz = Number(values.imgsz);
 const batch = Number(values.batch);
-const network = yolo9Family.create({ size: values.size!, nc: 80 });
-const tg = await buildTrainGraph(yolo9Family, network, { batch, height: imgsz, width: imgsz, maxTargets: 100, recomputeCheap: values['keep-activations'] !== true, hideShapes: false });
+const { train: tg, bytes } = await sizedYolo9TrainGraph(values.size!, imgsz, batch, values['keep-activations'] !== true);
 const g = tg.graph;
-const feeds: Record<string, HostTensor> = {};
-for (const v of g.inputs) feeds[v.name] = zeros(v.dtype, v.shape.map(Number));
-const shapes = await probeShapes(g, feeds);
-
-const bytes = (v: string): number => {
-  const m = shapes.get(v);
-  return m ? numel(m.dims) * BYTES_PER_ELEMENT[m.dtype] : 0;
-};
 const outputs = new Set(g.outputs.map((o) => o.name));
 const lastUse = new Map<string, number>();
 g.nodes.forEach((n, k) => { for (const v of n.inputs) if (v) lastUse.set(v, k); });
