@@ -58,6 +58,13 @@ function entryName(model: Uint8Array, config: SessionConfig, reordered = false):
   return `${h.digest('hex').slice(0, 32)}${ENTRY_SUFFIX}`;
 }
 
+/** ORT's log level for cache sessions: it warns that an NCHWc graph suits only this machine, which the key says already. */
+const quietLevel = (config: SessionConfig): NonNullable<SessionConfig['logSeverityLevel']> => config.logSeverityLevel ?? (process.env.LIBREYOLO_DEBUG ? 2 : 3);
+
+/** Session options that make ORT save the graph it runs to `savePath` in its own format (none without a path). */
+const saveTo = (config: SessionConfig, savePath: string | null): Partial<SessionConfig> =>
+  savePath ? { optimizedModelFilePath: savePath, configEntries: { ...config.configEntries, 'session.save_model_format': 'ORT' } } : {};
+
 /**
  * `optimized` (an ONNX model ORT optimised and saved) with its nodes in `orderLike(reference)`'s
  * order: loaded, its node indices follow `reference`'s execution order, and so does ORT's.
@@ -83,8 +90,7 @@ async function createReordered(host: SessionTransport, key: string, model: Uint8
   } catch (err) {
     // A graph ORT cannot save, or not reload, as ONNX still trains, in ORT's own order.
     if (process.env.LIBREYOLO_DEBUG) console.error(`optimized-model-cache: reordering ${key} failed, ORT's order kept: ${String(err)}`);
-    const logSeverityLevel = config.logSeverityLevel ?? (process.env.LIBREYOLO_DEBUG ? 2 : 3);
-    return WorkerSession.create(host, key, model, { ...config, logSeverityLevel, ...(savePath ? { optimizedModelFilePath: savePath, configEntries: { ...config.configEntries, 'session.save_model_format': 'ORT' } } : {}) });
+    return WorkerSession.create(host, key, model, { ...config, logSeverityLevel: quietLevel(config), ...saveTo(config, savePath) });
   }
 }
 
@@ -93,13 +99,11 @@ async function reopenReordered(host: SessionTransport, key: string, model: Uint8
   try {
     const optimizedPath = join(dir, 'optimized.onnx');
     const { profileFilePrefix: _profile, ...quiet } = config;
-    // ORT warns that an NCHWc graph suits only this machine: the cache key says so already.
-    const first = await WorkerSession.create(host, key, model, { ...quiet, logSeverityLevel: config.logSeverityLevel ?? (process.env.LIBREYOLO_DEBUG ? 2 : 3), optimizedModelFilePath: optimizedPath });
+    const first = await WorkerSession.create(host, key, model, { ...quiet, logSeverityLevel: quietLevel(config), optimizedModelFilePath: optimizedPath });
     await first.release();
     const reordered = reorderOptimizedModel(readFileSync(optimizedPath), reference);
     return await WorkerSession.create(host, key, reordered, {
-      ...config, graphOptimizationLevel: 'disabled',
-      ...(savePath ? { optimizedModelFilePath: savePath, configEntries: { ...config.configEntries, 'session.save_model_format': 'ORT' } } : {}),
+      ...config, graphOptimizationLevel: 'disabled', ...saveTo(config, savePath),
     });
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -139,11 +143,9 @@ export async function createCachedSession(host: SessionTransport, key: string, m
   }
   const tmp = tempEntryPath(path);
   try {
-    // ORT warns that an NCHWc graph suits only this machine: the key says so already.
-    const logSeverityLevel = config.logSeverityLevel ?? (process.env.LIBREYOLO_DEBUG ? 2 : 3);
     const session = reorder
       ? await createReordered(host, key, model, config, reorder, tmp)
-      : await WorkerSession.create(host, key, model, { ...config, logSeverityLevel, optimizedModelFilePath: tmp, configEntries: { ...config.configEntries, 'session.save_model_format': 'ORT' } });
+      : await WorkerSession.create(host, key, model, { ...config, logSeverityLevel: quietLevel(config), ...saveTo(config, tmp) });
     try {
       renameSync(tmp, path);
       evictOldest(dir, limit('ortCacheBytes'), name, [ENTRY_SUFFIX, OLD_SUFFIX]);
