@@ -106,8 +106,20 @@ async function inferValues(graph: Graph, values: string[], opset: number): Promi
   return inferred;
 }
 
+let measureRuns = 0;
+
+/**
+ * How many probes in this process needed a run (values whose dims ORT's inference left open). A
+ * run costs a whole forward and its session (RF-DETR's train graph: ~2 s of a 2.2 s build), so the
+ * trainable families' graphs keep every dim inferable; a test holds them to it.
+ */
+export function shapeProbeRuns(): number {
+  return measureRuns;
+}
+
 /** Runs `graph` once with each of `values`' Shape as the only outputs; returns their dims. */
 async function measureDims(graph: Graph, values: string[], feeds: Record<string, HostTensor>, opset: number): Promise<Map<string, number[]>> {
+  measureRuns++;
   const probe = graph.clone();
   probe.outputs = [];
   const outputs = new Map(values.map((v) => [v, `${v}/__shape_probe`]));

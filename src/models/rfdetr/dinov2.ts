@@ -84,8 +84,13 @@ class Embeddings extends Module {
       transpose(b, reshape(b, embedded, [-1, d, nw, hh, nw, ww]), [0, 2, 4, 3, 5, 1]),
       [-1, hh * ww, d]));
     const cls = b.op('Add', [this.use(b, 'cls_token'), pe.cls]);
-    const clsShape = concat(b, [slice(b, b.op('Shape', [windows]), 0, 0, 1), b.constant('cls_dims', int64([1, d]))], 0);
-    const tokens = concat(b, [b.op('Expand', [cls, clsShape]), windows], 1);
+    // One cls copy per window. The train graph broadcasts it against a window slice (Where on a
+    // false constant picks cls exactly, whatever the slice holds), so ORT's shape inference knows
+    // every dim without a probe run; an eval graph expands to the batch it is run at.
+    const clsCopies = b.training
+      ? b.op('Where', [b.constant('pick_cls', { dtype: 'bool', dims: [1, 1, 1], data: Uint8Array.of(0) }), slice(b, windows, 1, 0, 1), cls])
+      : b.op('Expand', [cls, concat(b, [slice(b, b.op('Shape', [windows]), 0, 0, 1), b.constant('cls_dims', int64([1, d]))], 0)]);
+    const tokens = concat(b, [clsCopies, windows], 1);
     const posEmbed = concat(b, [pe.cls, reshape(b, transpose(b, pe.patches, [0, 2, 3, 1]), [1, grid.hp * grid.wp, d])], 1);
     return { tokens, posEmbed };
   }
