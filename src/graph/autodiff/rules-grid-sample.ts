@@ -1,7 +1,8 @@
 /**
  * GridSample (4-D, bilinear, zeros padding, either align_corners) gradient in plain ONNX ops.
  * Each output sample reads four corners (y0|y1, x0|x1) with weights (1-fy|fy)(1-fx|fx); a corner
- * outside the map reads 0, so its weight is masked and its index clamped to a harmless cell.
+ * outside the map reads 0, so its weight is masked and its index clamped to a harmless cell; a NaN
+ * coordinate counts as outside.
  * The input is viewed as rows [N*H*W, C] (channels contiguous), so one index per corner moves a
  * whole channel row:
  * - input gradient: ScatterND(reduction='add') of g * weight into the zero rows (duplicate corners
@@ -40,8 +41,11 @@ export const gridSampleRule: VjpRule = (ctx) => {
   const sx = align ? (w - 1) / 2 : w / 2;
   const sy = align ? (h - 1) / 2 : h / 2;
   const [gx, gy] = b.opMulti('Split', [reshapeTo(b, grid, [n, p, 2]), b.constant('split', int64([1, 1]))], 2, { axis: i(2) }) as [string, string];
-  const px = b.op('Add', [b.op('Mul', [gx, f(sx, 'sx')]), f((w - 1) / 2, 'ox')]);
-  const py = b.op('Add', [b.op('Mul', [gy, f(sy, 'sy')]), f((h - 1) / 2, 'oy')]);
+  // A NaN coordinate (a diverged forward) samples nothing, as in torch's backward: moved off the
+  // map, every corner is masked instead of its NaN reaching the int64 cell index.
+  const offMap = (v: string): string => b.op('Where', [b.op('IsNaN', [v]), f(-2, 'off_map'), v]);
+  const px = offMap(b.op('Add', [b.op('Mul', [gx, f(sx, 'sx')]), f((w - 1) / 2, 'ox')]));
+  const py = offMap(b.op('Add', [b.op('Mul', [gy, f(sy, 'sy')]), f((h - 1) / 2, 'oy')]));
   const x0 = b.op('Floor', [px]);
   const y0 = b.op('Floor', [py]);
   const fx = b.op('Sub', [px, x0]);

@@ -302,6 +302,7 @@ export const KERNELS: Record<string, Kernel> = {
   And: binary((a, b) => b2n(a !== 0 && b !== 0)),
   Or: binary((a, b) => b2n(a !== 0 || b !== 0)),
   Not: unary((a) => b2n(a === 0)),
+  IsNaN: unary((a) => b2n(Number.isNaN(a))),
   Sum: variadic((a, b) => a + b),
   Max: variadic((a, b) => (a >= b ? a : b)),
   Min: variadic((a, b) => (a <= b ? a : b)),
