@@ -7,7 +7,7 @@
  *
  * `--weights <checkpoint>` starts from that checkpoint's weights (its class count) instead.
  *
- *   node --import tsx bench/train-step-child.ts [--family yolo9] [--weights <path>] --size t --batch 2 --imgsz 320 [--steps 1] [--warmup 1] [--threads N] [--keep-activations] [--mem-pattern] [--old-graph] [--shaped] [--no-cpu-arena]
+ *   node --import tsx bench/train-step-child.ts [--family yolo9] [--weights <path>] --size t --batch 2 --imgsz 320 [--steps 1] [--warmup 1] [--threads N] [--keep-activations] [--mem-pattern] [--old-graph] [--shaped] [--no-cpu-arena] [--lr0 0.01]
  */
 import { cpus } from 'node:os';
 import { performance } from 'node:perf_hooks';
@@ -50,6 +50,8 @@ const { values } = parseArgs({
     shaped: { type: 'boolean', default: false },
     // ORT's CPU arena off: every tensor is its own malloc (an allocator experiment).
     'no-cpu-arena': { type: 'boolean', default: false },
+    // The host SGD's learning rate (a DETR from a checkpoint diverges at the default 0.01).
+    lr0: { type: 'string', default: '0.01' },
     // ORT's graph optimisation level of the step sessions.
     'opt-level': { type: 'string', default: 'all' },
   },
@@ -65,7 +67,7 @@ const family = getFamily(values.family!);
 const stateDict = values.weights ? (await loadCheckpointFile(values.weights)).stateDict : undefined;
 const network = family.create({ size: values.size!, nc: 80, ...(stateDict ? { stateDict } : {}) });
 const runner = await openStepRunner(family, network, { device: parseDevice('cpu'), threads: Number(values.threads), imgsz: [imgsz, imgsz], maxTargets, recomputeCheap: !old && values['keep-activations'] !== true, hideShapes: !old && values.shaped !== true, memPattern: old || values['mem-pattern'] === true, ...(values['no-cpu-arena'] ? { cpuArena: false } : {}), optimizationLevel: values['opt-level'] as 'all' });
-const optimizer = Optimizer.create(network.namedTensors(), { lr0: 0.01 });
+const optimizer = Optimizer.create(network.namedTensors(), { lr0: Number(values.lr0) });
 const batches = [noiseTrainBatch(1, batch, imgsz, maxTargets), noiseTrainBatch(2, batch, imgsz, maxTargets)];
 const tCreate = performance.now();
 await runner.prepare(batch);

@@ -71,7 +71,9 @@ interface Measured { stepMs: number; peakMb: number }
 async function measure(c: Config): Promise<Measured> {
   // One measured step at 640 (each is seconds to minutes on 2 cores); the median of --steps at 320.
   const steps = c.imgsz >= 640 || c.family === 'rfdetr' ? '1' : values.steps!;
-  const family = c.family ? ['--family', c.family, '--weights', values.weights!] : [];
+  // A DETR from a checkpoint diverges under the child's default SGD LR (0.01): its step would then be
+  // timed on NaN weights. 1e-5 keeps RF-DETR-n finite.
+  const family = c.family ? ['--family', c.family, '--weights', values.weights!, '--lr0', '1e-5'] : [];
   const args = [process.execPath, '--import', 'tsx', CHILD, ...family, '--size', c.size, '--batch', String(c.batch), '--imgsz', String(c.imgsz), '--threads', values.threads!, '--warmup', '1', '--steps', steps, ...positionals];
   const timed = existsSync(TIME);
   const { stdout, stderr } = await run(timed ? TIME : args[0]!, timed ? ['-v', ...args] : args.slice(1), { encoding: 'utf8', maxBuffer: 1 << 24 });

@@ -163,7 +163,10 @@ export class TrainStep {
       if (graph.assign) {
         const assigner = trainingHooks(family).assigner!;
         // Its own profile file: the loss session's file stays the one profilers and auto-batch read.
-        const assignOptions = { ...sessionOptions, ...(options.profileFilePrefix ? { profileFilePrefix: `${options.profileFilePrefix}_assign` } : {}) };
+        // No arena: a forward frees all it allocated by the end of its run, and an arena would keep
+        // that peak reserved beside the loss session's for the whole training (RF-DETR-n b2/128:
+        // 300 MB of 2.99 GB peak RSS; YOLOX-s and D-FINE-n unchanged, step times within 2%).
+        const assignOptions = { ...sessionOptions, cpuArena: false, ...(options.profileFilePrefix ? { profileFilePrefix: `${options.profileFilePrefix}_assign` } : {}) };
         assign = { assigner, session: (await createCachedSession(host, `assign|${key}`, serializeModel(graph.assign.graph), assignOptions)).session };
       }
       return new TrainStep(network, graph, host, session, assign, feeds, cache, options);
