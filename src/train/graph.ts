@@ -20,6 +20,7 @@ import { recomputeCheapValues } from '../graph/autodiff/recompute.ts';
 import { lowerComposites } from '../graph/passes/lower-composites.ts';
 import { hidePerImageShapes } from '../graph/passes/hide-shapes.ts';
 import { foldStaticSizes, pruneDeadNodes } from '../graph/passes/fold-sizes.ts';
+import { eliminateIdentities } from '../graph/passes/eliminate-identities.ts';
 import { zeros, type HostTensor } from '../graph/tensor.ts';
 import { trainingHooks, type DetectionNetwork, type ModelFamily, type TrainShape } from '../models/registry.ts';
 import { autocastTrainGraph } from './amp.ts';
@@ -190,6 +191,7 @@ export async function buildTrainGraph(family: ModelFamily, network: DetectionNet
   // A Size read keeps a whole activation alive until ORT gets to it; dead nodes run last.
   foldStaticSizes(b.graph, shapes);
   pruneDeadNodes(b.graph);
+  eliminateIdentities(b.graph);
   if (cfg.hideShapes !== false) hidePerImageShapes(b.graph, ['images', 'targets', ...(masks ? [masks] : []), ...Object.values(assigned), ...Object.keys(hooks.assigner?.draws?.specs(shape, network.nc) ?? {})]);
   return {
     graph: b.graph, parameters, buffers, runningStats,
