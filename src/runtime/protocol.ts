@@ -36,7 +36,13 @@ export interface SessionConfig {
 
 export type Request =
   | { id: number; kind: 'create'; key: string; model: Uint8Array | string; config: SessionConfig }
-  | { id: number; kind: 'run'; key: string; feeds: Record<string, WireTensor> }
+  | {
+    id: number; kind: 'run'; key: string; feeds: Record<string, WireTensor>;
+    /** Feeds of this run the worker keeps for later runs of any of its sessions (replacing those it kept). */
+    keep?: string[];
+    /** Feeds taken from those the worker kept (`keep` of an earlier run), not sent again. */
+    reuse?: string[];
+  }
   | { id: number; kind: 'endProfiling'; key: string }
   | { id: number; kind: 'release'; key: string };
 

@@ -49,6 +49,8 @@ export type SessionHandler = (msg: Request) => Promise<{ res: Response; transfer
 /** A request handler owning the sessions it creates with `ort`. */
 export function sessionHandler(ort: OrtBinding): SessionHandler {
   const sessions = new Map<string, InferenceSession>();
+  // Feeds one run kept for the next ones (a train step's weights, read by its two sessions).
+  let kept = new Map<string, Tensor>();
   return async (msg) => {
     switch (msg.kind) {
       case 'create': {
@@ -83,6 +85,12 @@ export function sessionHandler(ort: OrtBinding): SessionHandler {
         if (!session) throw new Error(`no session ${msg.key}`);
         const feeds: Record<string, Tensor> = {};
         for (const [name, t] of Object.entries(msg.feeds)) feeds[name] = toOrt(ort, t);
+        for (const name of msg.reuse ?? []) {
+          const t = kept.get(name);
+          if (!t) throw new Error(`run ${msg.key}: no kept feed ${name}`);
+          feeds[name] = t;
+        }
+        if (msg.keep) kept = new Map(msg.keep.map((name) => [name, feeds[name]!]));
         const startEpochMs = performance.timeOrigin + performance.now();
         const t0 = performance.now();
         const out = await session.run(feeds);

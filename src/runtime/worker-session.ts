@@ -43,16 +43,17 @@ export class WorkerSession {
 
   /**
    * Runs the session. Input buffers are copied to the worker (not transferred) unless `transfer`
-   * is set, so callers may keep using them.
+   * is set, so callers may keep using them. `share.keep` names feeds the worker keeps for later
+   * runs of its sessions; `share.reuse` names kept feeds this run takes instead of being sent them.
    */
-  async run(feeds: Record<string, HostTensor>, transfer = false): Promise<{ outputs: Record<string, HostTensor>; runMs: number; startEpochMs: number }> {
+  async run(feeds: Record<string, HostTensor>, transfer = false, share: { keep?: string[]; reuse?: string[] } = {}): Promise<{ outputs: Record<string, HostTensor>; runMs: number; startEpochMs: number }> {
     const wire: Record<string, WireTensor> = {};
     const buffers: ArrayBuffer[] = [];
     for (const [name, t] of Object.entries(feeds)) {
       wire[name] = toWire(t);
       if (transfer) buffers.push(wire[name].buffer);
     }
-    const res = await this.host.request({ kind: 'run', key: this.key, feeds: wire }, buffers);
+    const res = await this.host.request({ kind: 'run', key: this.key, feeds: wire, ...(share.keep ? { keep: share.keep } : {}), ...(share.reuse ? { reuse: share.reuse } : {}) }, buffers);
     const outputs: Record<string, HostTensor> = {};
     for (const [name, w] of Object.entries(res.outputs ?? {})) outputs[name] = fromWire(w);
     return { outputs, runMs: res.runMs ?? 0, startEpochMs: res.startEpochMs ?? 0 };

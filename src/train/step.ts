@@ -227,7 +227,8 @@ export class TrainStep {
   private async assignFeeds(images: HostTensor, targets: HostTensor, draws: Readonly<Record<string, HostTensor>>, shape: TrainShape, sized: SizeFeeds): Promise<Record<string, HostTensor>> {
     if (!this.assign) return {};
     const ag = this.graph.assign!;
-    const { outputs, runMs, startEpochMs } = await this.assign.session.run({ ...parameterFeeds(this.network, ag.inputs), images, ...draws, ...sized.assign });
+    // The worker keeps the weights it was sent for the loss session's run of the same step.
+    const { outputs, runMs, startEpochMs } = await this.assign.session.run({ ...parameterFeeds(this.network, ag.inputs), images, ...draws, ...sized.assign }, false, { keep: ag.inputs });
     recordSpan('train assignment forward (worker)', 'forward', startEpochMs, runMs);
     return this.assign.assigner.assign(outputs, targets, shape, this.network.nc, draws, this.network);
   }
@@ -257,18 +258,23 @@ export class TrainStep {
     const shape: TrainShape = { batch: b, height: h, width: w, maxTargets: this.options.maxTargets };
     const targets = this.fitTargets(batch.targets);
     const draws = this.drawFeeds(batch, targets, shape);
+    const assigned = await this.assignFeeds(images, targets, draws, shape, sized);
+    // Weights the assignment forward just sent stay in the worker (its `keep`): only the rest travel.
+    const shared = this.assign ? new Set(this.graph.assign!.inputs) : new Set<string>();
+    const weights = [...this.graph.parameters, ...this.graph.buffers];
     const feeds: Record<string, HostTensor> = {
-      ...parameterFeeds(this.network, [...this.graph.parameters, ...this.graph.buffers]),
+      ...parameterFeeds(this.network, weights.filter((k) => !shared.has(k))),
       images,
       targets,
       ...(this.graph.masks ? { masks: this.fitMasks(batch.masks) } : {}),
       ...draws,
-      ...(await this.assignFeeds(images, targets, draws, shape, sized)),
+      ...assigned,
       ...this.switchFeeds(switches),
       ...sized.train,
     };
     if (this.scaler) feeds.loss_scale = { dtype: 'float32', dims: [], data: Float32Array.of(this.scaler.scale) };
-    const { outputs, runMs, startEpochMs } = await this.session.run(feeds);
+    const reuse = weights.filter((k) => shared.has(k));
+    const { outputs, runMs, startEpochMs } = await this.session.run(feeds, false, reuse.length ? { reuse } : {});
     recordSpan('train step (worker)', 'forward', startEpochMs, runMs);
     const scalar = (name: string): number => (outputs[name]!.data as Float32Array)[0]!;
     const gradients = new Map<string, Float32Array>();
