@@ -3,8 +3,8 @@
  * original: probe real train steps (forward + loss + backward) at batch 1, 2, 4, ..., record the
  * peak memory of each, fit a line, and take the largest power of two strictly below the batch the
  * line puts at `fraction` (0.60) of the device's memory, clamped to [1, 1024] (and to `nbs` when
- * set). On the CPU the memory is the process's peak RSS after each probe step, batches probed in
- * rising order (each session is released before the next, so the high-water mark is the step's):
+ * set). On the CPU the memory is the process's peak RSS over each probe step (its peak mark reset
+ * before the step; each session is released before the next):
  * what the run will hold, weights, host copies and allocator slack included, where ONNX Runtime's
  * arena accounting missed a third of it (yolo9t at 320: 41 MB per image in the arena, 52-63 MiB
  * of RSS). On a GPU it is ORT's arena peak (`mem_in_use_peak` of the step session's profile), the
@@ -14,6 +14,7 @@
  * known the batch stays 16.
  */
 import { execFileSync } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { totalmem, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -84,7 +85,33 @@ export function deviceMemoryMb(device: Device): number | null {
 }
 
 /** This process's peak resident memory so far (MB). */
-const peakRssMb = (): number => (process.resourceUsage().maxRSS * 1024) / 1e6;
+/**
+ * Starts a new peak-RSS mark for this process (Linux: `5` to /proc/self/clear_refs resets VmHWM);
+ * false where it cannot, and then a probe reads the RSS right after its step instead (the arena
+ * still holds the step's peak then). The process's own high-water mark would not do: whatever ran
+ * before the probe (a dataset scan, an earlier run) may have set it higher than any probe step.
+ */
+function resetPeakRss(): boolean {
+  try {
+    writeFileSync('/proc/self/clear_refs', '5');
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The process's peak RSS since `resetPeakRss` (VmHWM), else its RSS now (MB). */
+function probeRssMb(reset: boolean): number {
+  if (reset) {
+    try {
+      const kb = /^VmHWM:\s+(\d+) kB/m.exec(readFileSync('/proc/self/status', 'utf8'));
+      if (kb) return (Number(kb[1]) * 1024) / 1e6;
+    } catch {
+      // fall through
+    }
+  }
+  return process.memoryUsage().rss / 1e6;
+}
 
 /** Peak arena memory (MB) in an ORT profile file, or null when the provider reports none. */
 async function peakFromProfile(prefix: string): Promise<number | null> {
@@ -147,20 +174,23 @@ export async function probeAutoBatch(family: ModelFamily, network: DetectionNetw
     for (const b of sizes) {
       const prefix = join(dir, `b${b}`);
       let step: TrainStep | null = null;
+      let cpuMb: number | null = null;
       try {
+        const reset = cpu && resetPeakRss();
         step = await TrainStep.create(family, network, {
           device: o.device, batch: b, imgsz: [o.imgsz, o.imgsz], maxTargets: o.maxTargets, optimizationLevel: 'disabled',
           ...(cpu ? {} : { profileFilePrefix: prefix }), ...(o.threads ? { threads: o.threads } : {}),
         });
         await step.run(probeBatch(b, o.imgsz, o.maxTargets, trainingHooks(family).maskRatio?.(network) ?? null));
-        if (!cpu) await step.endProfiling();
+        if (cpu) cpuMb = probeRssMb(reset);
+        else await step.endProfiling();
       } catch (err) {
         o.log?.(`AutoBatch: batch ${b} failed (${(err as Error).message.split('\n')[0]}); stopping the probe.`);
         break;
       } finally {
         await step?.close();
       }
-      const mb = cpu ? peakRssMb() : await peakFromProfile(prefix);
+      const mb = cpu ? cpuMb : await peakFromProfile(prefix);
       if (mb === null) break;
       points.push({ batch: b, mb });
       if (mb > 0.9 * totalMb) break;

@@ -118,6 +118,11 @@ describe('auto-batch (batch=-1)', () => {
     // The network and shapes the profile runs above probed (3 classes, 64 px, the default 100 labels),
     // so these sessions load their optimised graphs from the run's cache.
     const net = yolo9Family.create({ size: 't', nc: 3 }) as Yolo9Network;
+    // A high-water mark set before the probe (here a 1 GB buffer, touched then dropped) must not
+    // flatten its line: each probe reads its own step's peak.
+    let ballast: Buffer | null = Buffer.alloc(1e9, 1);
+    assert.equal(ballast[ballast.length - 1], 1);
+    ballast = null;
     const rssBefore = process.memoryUsage().rss / 1e6;
     const r = await probeAutoBatch(yolo9Family, net, { device: parseDevice('cpu'), imgsz: 64, maxTargets: TRAIN_DEFAULTS.max_labels, probe: [1, 2] });
     assert.equal(r.points.length, 2);
