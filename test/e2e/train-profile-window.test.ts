@@ -123,13 +123,12 @@ describe('auto-batch (batch=-1)', () => {
     let ballast: Buffer | null = Buffer.alloc(1e9, 1);
     assert.equal(ballast[ballast.length - 1], 1);
     ballast = null;
-    const rssBefore = process.memoryUsage().rss / 1e6;
     const r = await probeAutoBatch(yolo9Family, net, { device: parseDevice('cpu'), imgsz: 64, maxTargets: TRAIN_DEFAULTS.max_labels, probe: [1, 2] });
     assert.equal(r.points.length, 2);
     assert.ok(r.points[1]!.mb > r.points[0]!.mb, JSON.stringify(r.points));
-    // On the CPU a point is the process's peak RSS (what the run will hold), not ORT's arena peak
-    // (a few MB for yolo9t at 64 px).
-    assert.ok(r.points[0]!.mb >= rssBefore, `b1 ${r.points[0]!.mb.toFixed(0)} MB is below this process's RSS before the probe (${rssBefore.toFixed(0)} MB)`);
+    // On the CPU a point is the process's peak RSS over the step (what the run will hold: Node, ORT,
+    // the weights), not ORT's arena peak (12 MB for yolo9t at 64 px).
+    assert.ok(r.points[0]!.mb >= 100, `b1 ${r.points[0]!.mb.toFixed(0)} MB: an arena figure, not the process's peak RSS`);
     // 64 px images need little memory: the fit lands high, clamped to 1024 as the original
     assert.ok(r.batch >= 1 && r.batch <= 1024 && (r.batch & (r.batch - 1)) === 0, String(r.batch));
     assert.match(r.message, /^AutoBatch: batch=\d+ fits 60% of [\d.]+ GB on cpu \(probe b1: \d+ MB, b2: \d+ MB\)\.$/);
