@@ -14,7 +14,6 @@
  * known the batch stays 16.
  */
 import { execFileSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { totalmem, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -22,6 +21,7 @@ import { trainingHooks, type DetectionNetwork, type ModelFamily } from '../model
 import type { TrainBatch } from '../data/train-batch.ts';
 import type { Device } from '../runtime/device.ts';
 import { findOrtFile } from '../runtime/ort-profile-file.ts';
+import { peakRssKb, resetPeakRss } from '../util/peak-rss.ts';
 import { TrainStep } from './step.ts';
 
 export const AUTOBATCH_FRACTION = 0.6;
@@ -86,31 +86,13 @@ export function deviceMemoryMb(device: Device): number | null {
 
 /** This process's peak resident memory so far (MB). */
 /**
- * Starts a new peak-RSS mark for this process (Linux: `5` to /proc/self/clear_refs resets VmHWM);
- * false where it cannot, and then a probe reads the RSS right after its step instead (the arena
- * still holds the step's peak then). The process's own high-water mark would not do: whatever ran
- * before the probe (a dataset scan, an earlier run) may have set it higher than any probe step.
+ * The step's peak RSS (MB): the process's peak since `resetPeakRss` when that worked, else its RSS
+ * now, right after the step (the arena still holds the step's peak then). The process's own
+ * high-water mark would not do: whatever ran before the probe (a dataset scan, an earlier run) may
+ * have set it higher than any probe step.
  */
-function resetPeakRss(): boolean {
-  try {
-    writeFileSync('/proc/self/clear_refs', '5');
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** The process's peak RSS since `resetPeakRss` (VmHWM), else its RSS now (MB). */
 function probeRssMb(reset: boolean): number {
-  if (reset) {
-    try {
-      const kb = /^VmHWM:\s+(\d+) kB/m.exec(readFileSync('/proc/self/status', 'utf8'));
-      if (kb) return (Number(kb[1]) * 1024) / 1e6;
-    } catch {
-      // fall through
-    }
-  }
-  return process.memoryUsage().rss / 1e6;
+  return ((reset ? peakRssKb() : process.memoryUsage().rss / 1024) * 1024) / 1e6;
 }
 
 /** Peak arena memory (MB) in an ORT profile file, or null when the provider reports none. */

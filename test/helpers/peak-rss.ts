@@ -1,17 +1,2 @@
-/**
- * This process's peak resident set. On Linux that is VmHWM from /proc/self/status, the high-water
- * mark of this process image alone: getrusage's maxRSS keeps, across the exec, the RSS of the process
- * that forked it (a child forked by a 648 MB test process read 648 MB though it held 131).
- * Elsewhere, resourceUsage().maxRSS.
- */
-import { readFileSync } from 'node:fs';
-
-export function peakRssKb(): number {
-  try {
-    const m = /VmHWM:\s*(\d+)/.exec(readFileSync('/proc/self/status', 'utf8'));
-    if (m) return Number(m[1]);
-  } catch {
-    // no procfs
-  }
-  return process.resourceUsage().maxRSS;
-}
+/** This process's peak resident set in kB: src/util/peak-rss.ts, for tests and benches. */
+export { peakRssKb } from '../../src/util/peak-rss.ts';
