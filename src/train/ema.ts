@@ -7,6 +7,7 @@
  */
 import type { Parameter } from '../graph/module.ts';
 import type { HostTensor } from '../graph/tensor.ts';
+import { emaUpdate } from './update-kernels.ts';
 
 export const EMA_DECAY = 0.9999;
 export const EMA_TAU = 2000;
@@ -52,9 +53,7 @@ export class ModelEMA {
     for (const [k, p] of source) {
       const e = this.state.get(k);
       if (!e || !(e.data instanceof Float32Array) || !(p.value.data instanceof Float32Array)) continue;
-      const a = e.data;
-      const m = p.value.data;
-      for (let i = 0; i < a.length; i++) a[i] = f(f(a[i]! * dF) + f(oneMinus * m[i]!));
+      emaUpdate(e.data, p.value.data, dF, oneMinus);
     }
   }
 

@@ -5,7 +5,8 @@
  *   g1  all other `.weight` params   weight_decay (5e-4)
  *   g2  all biases                   no weight decay
  * SGD (Nesterov, momentum 0.937), Adam and AdamW follow torch's single-tensor implementations,
- * rounding to float32 after every elementwise op like torch's float32 kernels. AdamW keeps the
+ * rounding to float32 after every elementwise op like torch's float32 kernels (the loops are
+ * WebAssembly SIMD kernels, train/update-kernels.ts). AdamW keeps the
  * original's quirk: groups g0 and g2 get AdamW's default decay 0.01 because no value is set for them.
  *
  * `stateDict()` produces torch's optimizer state_dict layout (`state` keyed by integer parameter
@@ -16,6 +17,7 @@ import { LibreYOLOError } from '../errors.ts';
 import type { Parameter } from '../graph/module.ts';
 import type { HostTensor } from '../graph/tensor.ts';
 import { isHostTensor, pyFloat, type PyValue, type PyWritable } from '../weights/pickle/index.ts';
+import { adamUpdate, sgdUpdate } from './update-kernels.ts';
 
 export type OptimizerName = 'sgd' | 'adam' | 'adamw';
 
@@ -116,8 +118,6 @@ export function clipGradNorm(gradients: Map<string, Float32Array>, maxNorm: numb
   return norm;
 }
 
-const f = Math.fround;
-
 interface SlotState {
   /** SGD */
   momentumBuffer?: Float32Array;
@@ -199,45 +199,11 @@ export class Optimizer {
   }
 
   private sgd(p: Float32Array, grad: Float32Array, st: SlotState, g: ParamGroup): void {
-    const wd = f(g.weightDecay);
-    const mom = f(this.config.momentum);
-    const lr = f(-g.lr);
-    const nesterov = this.config.nesterov;
-    const n = p.length;
-    if (mom === 0) {
-      for (let i = 0; i < n; i++) {
-        const d = wd !== 0 ? f(grad[i]! + f(wd * p[i]!)) : grad[i]!;
-        p[i] = f(p[i]! + f(lr * d));
-      }
-      return;
-    }
-    let buf = st.momentumBuffer;
-    if (!buf) {
-      // first step: the buffer starts as a copy of the (decayed) gradient
-      st.momentumBuffer = buf = new Float32Array(n);
-      for (let i = 0; i < n; i++) buf[i] = wd !== 0 ? f(grad[i]! + f(wd * p[i]!)) : grad[i]!;
-      for (let i = 0; i < n; i++) {
-        const d = wd !== 0 ? f(grad[i]! + f(wd * p[i]!)) : grad[i]!;
-        p[i] = f(p[i]! + f(lr * (nesterov ? f(d + f(mom * buf[i]!)) : buf[i]!)));
-      }
-      return;
-    }
-    if (wd !== 0) {
-      for (let i = 0; i < n; i++) {
-        const x = p[i]!;
-        const d = f(grad[i]! + f(wd * x));
-        const b = f(f(buf[i]! * mom) + d);
-        buf[i] = b;
-        p[i] = f(x + f(lr * (nesterov ? f(d + f(mom * b)) : b)));
-      }
-    } else {
-      for (let i = 0; i < n; i++) {
-        const d = grad[i]!;
-        const b = f(f(buf[i]! * mom) + d);
-        buf[i] = b;
-        p[i] = f(p[i]! + f(lr * (nesterov ? f(d + f(mom * b)) : b)));
-      }
-    }
+    const momentum = this.config.momentum;
+    const first = momentum !== 0 && !st.momentumBuffer;
+    // first step: the buffer starts as a copy of the (decayed) gradient
+    if (first) st.momentumBuffer = new Float32Array(p.length);
+    sgdUpdate(p, grad, momentum !== 0 ? st.momentumBuffer! : null, { weightDecay: g.weightDecay, momentum, lr: g.lr, nesterov: this.config.nesterov, first });
   }
 
   private adam(p: Float32Array, grad: Float32Array, st: SlotState, g: ParamGroup, decoupled: boolean): void {
@@ -246,33 +212,12 @@ export class Optimizer {
     st.step = (st.step ?? 0) + 1;
     st.expAvg ??= new Float32Array(n);
     st.expAvgSq ??= new Float32Array(n);
-    const m = st.expAvg;
-    const v = st.expAvgSq;
     const wd = g.weightDecay;
-    const decay = decoupled && wd !== 0 ? f(1 - g.lr * wd) : 1;
-    const wdF = f(wd);
-    const w1 = f(1 - beta1);
-    const b2 = f(beta2);
-    const w2 = f(1 - beta2);
     const bc1 = 1 - beta1 ** st.step;
     const bc2Sqrt = Math.sqrt(1 - beta2 ** st.step);
-    const stepSize = f(-(g.lr / bc1));
-    const bc2F = f(bc2Sqrt);
-    const eps = f(ADAM_EPS);
-    for (let i = 0; i < n; i++) {
-      let x = p[i]!;
-      let gr = grad[i]!;
-      if (decoupled) {
-        if (decay !== 1) x = f(x * decay);
-      } else if (wd !== 0) gr = f(gr + f(wdF * x));
-      // lerp with weight < 0.5: m + w * (g - m)
-      const mi = f(m[i]! + f(w1 * f(gr - m[i]!)));
-      const vi = f(f(v[i]! * b2) + f(w2 * f(gr * gr)));
-      m[i] = mi;
-      v[i] = vi;
-      const denom = f(f(f(Math.sqrt(vi)) / bc2F) + eps);
-      p[i] = f(x + f(stepSize * f(mi / denom)));
-    }
+    const decay = decoupled && wd !== 0 ? 1 - g.lr * wd : 1;
+    const weight = decoupled ? 'decoupled' : wd !== 0 ? 'l2' : 'none';
+    adamUpdate(weight, p, grad, st.expAvg, st.expAvgSq, [decay, wd, 1 - beta1, beta2, 1 - beta2, bc2Sqrt, ADAM_EPS, -(g.lr / bc1)]);
   }
 
   /** torch's `optimizer.state_dict()` layout. */

@@ -1,0 +1,96 @@
+/**
+ * The host-side parameter updates (SGD, Adam/AdamW, the EMA) as WebAssembly SIMD kernels
+ * (util/wasm-simd.ts): torch's single-tensor update rules with every op rounded to float32, the
+ * same bits a per-element JavaScript loop with Math.fround gives, about 3.5x (SGD) to 4.5x (AdamW)
+ * faster (yolo9c's 25M parameters: 114 -> 33 ms for SGD; 280 -> 60 ms for AdamW).
+ *
+ * Array slots: 0 the parameter (or the EMA copy), 1 the gradient (or the model's value), 2 the
+ * momentum buffer / Adam's exp_avg, 3 Adam's exp_avg_sq.
+ */
+import { ElementwiseKernels, type KernelBody, type KernelSpec, type Lanes } from '../util/wasm-simd.ts';
+
+const P = 0, G = 1, BUF = 2, V = 3;
+
+/**
+ * SGD, scalars (weight decay, momentum, -lr). `d = g + wd * p` (just g without decay); with momentum,
+ * `buf = buf * momentum + d` (on the first step `buf = d`); the step is `d + momentum * buf`
+ * (Nesterov) or `buf` or, without momentum, `d`.
+ */
+function sgd(decay: boolean, momentum: 'none' | 'first' | 'steady', nesterov: boolean): KernelSpec {
+  return {
+    scalars: 3,
+    body: (b: KernelBody) => {
+      const x = b.let(b.load(P));
+      const d = b.let(decay ? b.add(b.load(G), b.mul(b.scalar(0), x)) : b.load(G));
+      let step: Lanes = d;
+      if (momentum !== 'none') {
+        const buf = b.let(momentum === 'first' ? d : b.add(b.mul(b.load(BUF), b.scalar(1)), d));
+        b.store(BUF, buf);
+        step = nesterov ? b.add(d, b.mul(b.scalar(1), buf)) : buf;
+      }
+      b.store(P, b.add(x, b.mul(b.scalar(2), step)));
+    },
+  };
+}
+
+/**
+ * Adam, scalars (decay, wd, 1 - beta1, beta2, 1 - beta2, sqrt(bias correction 2), eps, -lr / bias
+ * correction 1). `weight`: 'decoupled' multiplies the parameter by `decay` first (AdamW), 'l2' adds
+ * `wd * p` to the gradient (Adam's weight_decay), 'none' neither.
+ */
+function adam(weight: 'decoupled' | 'l2' | 'none'): KernelSpec {
+  return {
+    scalars: 8,
+    body: (b: KernelBody) => {
+      const p = b.let(b.load(P));
+      const x = weight === 'decoupled' ? b.let(b.mul(p, b.scalar(0))) : p;
+      const g = b.let(weight === 'l2' ? b.add(b.load(G), b.mul(b.scalar(1), p)) : b.load(G));
+      const m0 = b.let(b.load(BUF));
+      // torch's lerp with weight < 0.5: m + w * (g - m)
+      const m = b.let(b.add(m0, b.mul(b.scalar(2), b.sub(g, m0))));
+      b.store(BUF, m);
+      const v = b.let(b.add(b.mul(b.load(V), b.scalar(3)), b.mul(b.scalar(4), b.mul(g, g))));
+      b.store(V, v);
+      const denom = b.add(b.div(b.sqrt(v), b.scalar(5)), b.scalar(6));
+      b.store(P, b.add(x, b.mul(b.scalar(7), b.div(m, denom))));
+    },
+  };
+}
+
+/** The EMA, scalars (d, 1 - d): `ema = ema * d + (1 - d) * model`. */
+const ema: KernelSpec = {
+  scalars: 2,
+  body: (b) => b.store(P, b.add(b.mul(b.load(P), b.scalar(0)), b.mul(b.scalar(1), b.load(G)))),
+};
+
+const KERNELS = {
+  sgd: sgd(false, 'none', false), sgd_wd: sgd(true, 'none', false),
+  sgd_first: sgd(false, 'first', false), sgd_wd_first: sgd(true, 'first', false),
+  sgd_nesterov_first: sgd(false, 'first', true), sgd_wd_nesterov_first: sgd(true, 'first', true),
+  sgd_momentum: sgd(false, 'steady', false), sgd_wd_momentum: sgd(true, 'steady', false),
+  sgd_nesterov: sgd(false, 'steady', true), sgd_wd_nesterov: sgd(true, 'steady', true),
+  adam_decoupled: adam('decoupled'), adam_l2: adam('l2'), adam: adam('none'),
+  ema,
+};
+
+let kernels: ElementwiseKernels<keyof typeof KERNELS> | null = null;
+const compiled = () => (kernels ??= new ElementwiseKernels(KERNELS, 4));
+
+/** One SGD update of `p` in place (`buf` in place with momentum; a new buffer is filled on the first step). */
+export function sgdUpdate(p: Float32Array, g: Float32Array, buf: Float32Array | null, o: { weightDecay: number; momentum: number; lr: number; nesterov: boolean; first: boolean }): void {
+  const wd = o.weightDecay !== 0 ? '_wd' : '';
+  const scalars = [o.weightDecay, o.momentum, -o.lr];
+  if (o.momentum === 0 || !buf) return compiled().run(`sgd${wd}`, [p, g], [P], scalars);
+  const kind = `${o.nesterov ? '_nesterov' : o.first ? '' : '_momentum'}${o.first ? '_first' : ''}` as const;
+  compiled().run(`sgd${wd}${kind}` as keyof typeof KERNELS, [p, g, buf], [P, BUF], scalars);
+}
+
+/** One Adam/AdamW update of `p`, `m` and `v` in place; `scalars` as `adam()` lists them. */
+export function adamUpdate(weight: 'decoupled' | 'l2' | 'none', p: Float32Array, g: Float32Array, m: Float32Array, v: Float32Array, scalars: readonly number[]): void {
+  compiled().run(weight === 'none' ? 'adam' : `adam_${weight}`, [p, g, m, v], [P, BUF, V], scalars);
+}
+
+/** `ema = ema * d + (1 - d) * model` in place. */
+export function emaUpdate(emaValues: Float32Array, model: Float32Array, d: number, oneMinus: number): void {
+  compiled().run('ema', [emaValues, model], [P], [d, oneMinus]);
+}
