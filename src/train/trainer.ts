@@ -29,6 +29,7 @@ import { writeJson, type CsvValue } from './artifacts.ts';
 import { BEST_METRIC_KEY, saveTrainingCheckpoint, type ResumeState } from './checkpoint.ts';
 import type { TrainConfig } from './config.ts';
 import { clipGradNorm } from './optimizer.ts';
+import { accumulateGradient } from './update-kernels.ts';
 import { prepareTraining, type TrainOptions, type TrainRuntime, type TrainSource } from './prepare.ts';
 import type { TrainPhase } from './profiler-port.ts';
 import { ampActive, setupTraining, TrainState } from './setup.ts';
@@ -170,15 +171,9 @@ export class Trainer {
         if (result.overflow) this.ampSkipped++;
         else if (accum > 1) {
           // the loss is divided by accum: accumulate the scaled gradients until the window is full
-          if (!accGrads) {
-            accGrads = new Map();
-            for (const [k, g] of grads) accGrads.set(k, Float32Array.from(g, (x) => Math.fround(x / accum)));
-          } else {
-            for (const [k, g] of grads) {
-              const a = accGrads.get(k)!;
-              for (let i = 0; i < a.length; i++) a[i] = Math.fround(a[i]! + Math.fround(g[i]! / accum));
-            }
-          }
+          const first = !accGrads;
+          accGrads ??= new Map([...grads].map(([k, g]) => [k, new Float32Array(g.length)]));
+          for (const [k, g] of grads) accumulateGradient(accGrads.get(k)!, g, accum, first);
           inWindow++;
           grads = accGrads;
         }

@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { adamUpdate, emaUpdate, sgdUpdate } from '../../src/train/update-kernels.ts';
+import { accumulateGradient, adamUpdate, emaUpdate, sgdUpdate } from '../../src/train/update-kernels.ts';
 import { mulberry32 } from '../../src/util/random.ts';
 
 const f = Math.fround;
@@ -93,5 +93,14 @@ describe('SIMD parameter updates', () => {
     const want = e.map((a, i) => f(f(a * d) + f(oneMinus * model[i]!)));
     emaUpdate(e, model, d, oneMinus);
     assert.equal(firstDifference(e, want), -1);
+  });
+
+  it('gradient accumulation: g / n, then + g / n', () => {
+    const g1 = values(9), g2 = values(10);
+    const want = g1.map((x, i) => f(f(x / 3) + f(g2[i]! / 3)));
+    const acc = values(11);
+    accumulateGradient(acc, g1, 3, true);
+    accumulateGradient(acc, g2, 3, false);
+    assert.equal(firstDifference(acc, want), -1);
   });
 });
