@@ -5,8 +5,8 @@
  * get a process of their own (trial-process.ts).
  */
 import { existsSync } from 'node:fs';
-import { rmdir } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { rm, rmdir } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
 import { LibreYOLOError } from '../errors.ts';
 import { ensureDataset, loadDatasetConfig, loadSplit } from '../data/dataset.ts';
 import { createFreshModel, loadForTraining } from '../load.ts';
@@ -128,6 +128,7 @@ export async function runTrial(t: TrialSpec, device: Device, log?: (line: string
   o.log?.(banner(o, model, device, t.split, t.prefix, accumulate > 1 ? { accumulate, ...window } : null));
   const factory = trainProfilerFactory({ singleEpoch: true, ...(o.log ? { log: o.log } : {}) });
   const made: TrainProfiler[] = [];
+  const created = firstMissingFolder(resolve(cwd, o.project, t.name));
   try {
     // The trainer's own progress is off: it would report its epoch budget (`epochs`, an upper
     // bound nobody asked for; the window closes inside the first epoch). The profiler logs instead.
@@ -142,6 +143,8 @@ export async function runTrial(t: TrialSpec, device: Device, log?: (line: string
       return p;
     } });
   } catch (err) {
+    // No profile: the folders this trial made (train_config.yaml and little else) would only mislead.
+    if (created) await rm(created, { recursive: true, force: true });
     if (err instanceof WindowNotFilled) throw windowNeverFilled(t.index, o);
     throw asProfileError(err);
   } finally {
@@ -150,6 +153,13 @@ export async function runTrial(t: TrialSpec, device: Device, log?: (line: string
     // A profile-only run writes no checkpoint: leave no empty weights/ folder (rmdir refuses a full one).
     await rmdir(join(resolve(cwd, o.project, t.name), 'weights')).catch(() => undefined);
   }
+}
+
+/** The outermost folder on the way to `dir` that does not exist yet (`dir` itself, or an ancestor), or null. */
+function firstMissingFolder(dir: string): string | null {
+  let missing: string | null = null;
+  for (let d = dir; !existsSync(d); d = dirname(d)) missing = d;
+  return missing;
 }
 
 /** The nominal batch the model's training recipe accumulates to (RF-DETR's nbs 16), or null. */

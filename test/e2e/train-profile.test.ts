@@ -94,6 +94,28 @@ describe('libreyolo profile run', () => {
     assert.ok(!existsSync(join(tmp, 'runs', 'small')), 'nothing is written');
   });
 
+  it('a trial that fails inside training leaves no folder it made (an existing project folder and its files stay)', async () => {
+    const bad = join(tmp, 'corrupt');
+    mkdirSync(join(bad, 'images', 'train'), { recursive: true });
+    mkdirSync(join(bad, 'labels', 'train'), { recursive: true });
+    for (let i = 0; i < 8; i++) {
+      writeFileSync(join(bad, 'images', 'train', `${i}.png`), 'not a png');
+      writeFileSync(join(bad, 'labels', 'train', `${i}.txt`), '0 0.5 0.5 0.2 0.2\n');
+    }
+    writeFileSync(join(bad, 'data.yaml'), `path: ${bad}\ntrain: images/train\nval: images/train\nnames:\n  0: a\n`);
+    mkdirSync(join(tmp, 'runs', 'kept'), { recursive: true });
+    writeFileSync(join(tmp, 'runs', 'kept', 'notes.txt'), 'mine');
+    for (const project of ['runs/fresh/deeper', 'runs/kept']) {
+      const run = await runTrainCli(['profile', 'run', join(bad, 'data.yaml'), '--weights', 'yolo9t', '--device', 'cpu', '--batch', '2', '--imgsz', '64',
+        '--steps', '2', '--warmup', '1', '--workers', '0', '--project', project], tmp);
+      assert.equal(run.code, 3, run.stderr);
+      assert.match(run.stderr, /Cannot read the source image: .*corrupt/);
+    }
+    assert.ok(!existsSync(join(tmp, 'runs', 'fresh')), 'the project folders the run made are gone');
+    assert.equal(readFileSync(join(tmp, 'runs', 'kept', 'notes.txt'), 'utf8'), 'mine');
+    assert.ok(!existsSync(join(tmp, 'runs', 'kept', 'prof')), 'no half-made trial folder');
+  });
+
   it('never overwrites an earlier profile: prof, prof2, ... (prof2_<i> and profile_repeat2.json with --repeat)', () => {
     const project = join(tmp, 'names');
     mkdirSync(join(project, 'prof'), { recursive: true });
