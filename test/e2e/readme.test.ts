@@ -37,6 +37,10 @@ const QUICK: [string, string][] = [
   // the quick dataset (24 images) holds 6 iterations of batch 4: the default window would exit 3
   ['--batch 8 --imgsz 160 --project runs/profile/t', '--batch 4 --imgsz 160 --steps 4 --warmup 2 --project runs/profile/t'],
   ['--batch 8 --imgsz 160 --repeat 3 --project runs/profile/r', '--batch 4 --imgsz 160 --steps 4 --warmup 2 --repeat 2 --project runs/profile/r'],
+  // profile infer's default window (warmup 20 + runs 100) at 640
+  ['--weights LibreYOLO9t-shapes              # the bundled model', '--weights LibreYOLO9t-shapes --warmup 2 --runs 10 # the bundled model'],
+  // one RF-DETR batch of 2 instead of two (test/e2e/rfdetr-train-cli.test.ts trains the same command on 4)
+  ['shapes-rf --train 4 --val 1', 'shapes-rf --train 2 --val 1'],
 ];
 
 /** Lines the test does not run, with the reason. */
