@@ -33,11 +33,10 @@ import { copyFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { before, describe, it } from 'node:test';
 import { generateSynthDataset } from '../../src/data/synth.ts';
-import { LibreYOLO } from '../../src/index.ts';
 import type { TrainResults } from '../../src/train/trainer.ts';
 import { fixture } from '../helpers/fixtures.ts';
 import { tempDir } from '../helpers/temp.ts';
-import { recallOnTrainImages } from '../helpers/train-e2e.ts';
+import { fineTune, recallOnTrainImages } from '../helpers/train-e2e.ts';
 
 const IMGSZ = 640;
 const EPOCHS = 50;
@@ -61,17 +60,10 @@ describe('DEIM n fine-tuned end to end', () => {
     root = synth.root;
     const weights = join(tmp, 'LibreDEIMn.pt');
     copyFileSync(fixture('deimn_ref.pt'), weights);
-    const model = await LibreYOLO(weights, { progress: false, threads: 2 });
-    const t0 = performance.now();
-    try {
-      results = await model.train({
-        data: synth.yaml, epochs: EPOCHS, batch: 1, imgsz: IMGSZ, aug_stop_epoch_ratio: 0, no_aug_epochs: 0,
-        workers: 0, seed: 0, threads: 2, eval_interval: EPOCHS, project: join(tmp, 'runs'), name: 'deim', verbose: false,
-      });
-    } finally {
-      await model.close();
-    }
-    seconds = (performance.now() - t0) / 1000;
+    ({ results, seconds } = await fineTune(weights, {
+      data: synth.yaml, epochs: EPOCHS, batch: 1, imgsz: IMGSZ, aug_stop_epoch_ratio: 0, no_aug_epochs: 0,
+      workers: 0, seed: 0, threads: 2, eval_interval: EPOCHS, project: join(tmp, 'runs'), name: 'deim', verbose: false,
+    }, 2));
   });
 
   it('lowers its box terms and its loss', () => {

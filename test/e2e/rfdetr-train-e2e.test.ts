@@ -14,11 +14,10 @@ import { copyFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { before, describe, it } from 'node:test';
 import { generateSynthDataset } from '../../src/data/synth.ts';
-import { LibreYOLO } from '../../src/index.ts';
 import type { TrainResults } from '../../src/train/trainer.ts';
 import { fixture } from '../helpers/fixtures.ts';
 import { tempDir } from '../helpers/temp.ts';
-import { recallOnTrainImages } from '../helpers/train-e2e.ts';
+import { fineTune, recallOnTrainImages } from '../helpers/train-e2e.ts';
 
 const IMGSZ = 128;
 const EPOCHS = 40;
@@ -37,17 +36,10 @@ describe('RF-DETR n fine-tuned end to end', () => {
     root = synth.root;
     const weights = join(tmp, 'LibreRFDETRn.pt');
     copyFileSync(fixture('rfdetrn_ref.pt'), weights);
-    const model = await LibreYOLO(weights, { progress: false });
-    const t0 = performance.now();
-    try {
-      results = await model.train({
-        data: synth.yaml, epochs: EPOCHS, batch: 2, nbs: 2, imgsz: IMGSZ, multi_scale: false, crop_resize_prob: 0, lr0: 3e-4,
-        workers: 0, seed: 0, eval_interval: 20, project: join(tmp, 'runs'), name: 'rfdetr', verbose: false,
-      });
-    } finally {
-      await model.close();
-    }
-    seconds = (performance.now() - t0) / 1000;
+    ({ results, seconds } = await fineTune(weights, {
+      data: synth.yaml, epochs: EPOCHS, batch: 2, nbs: 2, imgsz: IMGSZ, multi_scale: false, crop_resize_prob: 0, lr0: 3e-4,
+      workers: 0, seed: 0, eval_interval: 20, project: join(tmp, 'runs'), name: 'rfdetr', verbose: false,
+    }));
   });
 
   it('lowers the loss with its ce, bbox and giou terms', () => {

@@ -53,6 +53,18 @@ export async function trainOnCircles(prefix: string, model: string, imgsz: numbe
   return { tmp, project, root, yaml, results, seconds: (performance.now() - t0) / 1000 };
 }
 
+/** Loads `weights` with LibreYOLO() (`threads` as given), runs `model.train(options)` and closes the model; the run's wall time in s. */
+export async function fineTune(weights: string, options: TrainOptions, threads?: number): Promise<{ results: TrainResults; seconds: number }> {
+  const model = await LibreYOLO(weights, { progress: false, ...(threads ? { threads } : {}) });
+  const t0 = performance.now();
+  try {
+    const results = await model.train(options);
+    return { results, seconds: (performance.now() - t0) / 1000 };
+  } finally {
+    await model.close();
+  }
+}
+
 /** Ground truth of a train image as `[cls, x1, y1, x2, y2]` pixel boxes (square images of side `imgsz`). */
 export function groundTruth(root: string, image: string, imgsz: number): number[][] {
   const text = readFileSync(join(root, 'labels', 'train', image.replace(/\.png$/, '.txt')), 'utf8').trim();
