@@ -1,8 +1,8 @@
 /**
  * The input gradient of a stride-1 convolution on ORT CPU in two forms: ConvTranspose of the output
  * gradient with the weights (what the Conv rule emits), against a Conv of the output gradient with
- * the weights transposed on their channel axes and flipped in space (pads k - 1 - p), which ORT runs
- * with its NCHWc kernels at level 'all'. Interleaved; prints both medians, the ratio conv /
+ * the weights transposed on their channel axes and flipped in space (pads k - 1 - p), both with the
+ * weights as a graph input as in a train graph, at level 'all'. Interleaved; prints both medians, the ratio conv /
  * convtranspose and the largest difference relative to the output's largest magnitude.
  *
  *   node --import tsx bench/conv-input-grad.ts
