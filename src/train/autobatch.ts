@@ -84,7 +84,6 @@ export function deviceMemoryMb(device: Device): number | null {
   return null;
 }
 
-/** This process's peak resident memory so far (MB). */
 /**
  * The step's peak RSS (MB): the process's peak since `resetPeakRss` when that worked, else its RSS
  * now, right after the step (the arena still holds the step's peak then). The process's own

@@ -69,31 +69,38 @@ const ema: KernelSpec = {
 const accumulateFirst: KernelSpec = { scalars: 1, body: (b) => b.store(P, b.div(b.load(G), b.scalar(0))) };
 const accumulate: KernelSpec = { scalars: 1, body: (b) => b.store(P, b.add(b.load(P), b.div(b.load(G), b.scalar(0)))) };
 
-const KERNELS = {
-  sgd: sgd(false, 'none', false), sgd_wd: sgd(true, 'none', false),
-  sgd_first: sgd(false, 'first', false), sgd_wd_first: sgd(true, 'first', false),
-  sgd_nesterov_first: sgd(false, 'first', true), sgd_wd_nesterov_first: sgd(true, 'first', true),
-  sgd_momentum: sgd(false, 'steady', false), sgd_wd_momentum: sgd(true, 'steady', false),
-  sgd_nesterov: sgd(false, 'steady', true), sgd_wd_nesterov: sgd(true, 'steady', true),
-  adam_decoupled: adam('decoupled'), adam_l2: adam('l2'), adam: adam('none'),
+type SgdMomentum = 'none' | 'first' | 'steady';
+
+/** The kernel name of an SGD variant (Nesterov only matters with momentum). */
+function sgdName(decay: boolean, momentum: SgdMomentum, nesterov: boolean): string {
+  return `sgd_${decay ? 'wd' : 'no_wd'}_${momentum}${momentum !== 'none' && nesterov ? '_nesterov' : ''}`;
+}
+
+const KERNELS: Record<string, KernelSpec> = {
+  adam_decoupled: adam('decoupled'), adam_l2: adam('l2'), adam_none: adam('none'),
   ema, accumulate_first: accumulateFirst, accumulate,
 };
+for (const decay of [false, true]) {
+  for (const momentum of ['none', 'first', 'steady'] as const) {
+    for (const nesterov of [false, true]) KERNELS[sgdName(decay, momentum, nesterov)] = sgd(decay, momentum, nesterov);
+  }
+}
 
-let kernels: ElementwiseKernels<keyof typeof KERNELS> | null = null;
+let kernels: ElementwiseKernels<string> | null = null;
 const compiled = () => (kernels ??= new ElementwiseKernels(KERNELS, 4));
 
 /** One SGD update of `p` in place (`buf` in place with momentum; a new buffer is filled on the first step). */
 export function sgdUpdate(p: Float32Array, g: Float32Array, buf: Float32Array | null, o: { weightDecay: number; momentum: number; lr: number; nesterov: boolean; first: boolean }): void {
-  const wd = o.weightDecay !== 0 ? '_wd' : '';
+  const momentum: SgdMomentum = o.momentum === 0 || !buf ? 'none' : o.first ? 'first' : 'steady';
+  const name = sgdName(o.weightDecay !== 0, momentum, o.nesterov);
   const scalars = [o.weightDecay, o.momentum, -o.lr];
-  if (o.momentum === 0 || !buf) return compiled().run(`sgd${wd}`, [p, g], [P], scalars);
-  const kind = `${o.nesterov ? '_nesterov' : o.first ? '' : '_momentum'}${o.first ? '_first' : ''}` as const;
-  compiled().run(`sgd${wd}${kind}` as keyof typeof KERNELS, [p, g, buf], [P, BUF], scalars);
+  if (momentum === 'none') compiled().run(name, [p, g], [P], scalars);
+  else compiled().run(name, [p, g, buf], [P, BUF], scalars);
 }
 
 /** One Adam/AdamW update of `p`, `m` and `v` in place; `scalars` as `adam()` lists them. */
 export function adamUpdate(weight: 'decoupled' | 'l2' | 'none', p: Float32Array, g: Float32Array, m: Float32Array, v: Float32Array, scalars: readonly number[]): void {
-  compiled().run(weight === 'none' ? 'adam' : `adam_${weight}`, [p, g, m, v], [P, BUF, V], scalars);
+  compiled().run(`adam_${weight}`, [p, g, m, v], [P, BUF, V], scalars);
 }
 
 /** `ema = ema * d + (1 - d) * model` in place. */
