@@ -35,7 +35,8 @@ describe('libreyolo ui', () => {
     mkdirSync(cwd);
     mkdirSync(bin);
     // The desktop opener the server spawns for "Open results folder": a stand-in that records its argument.
-    writeFileSync(join(bin, 'xdg-open'), `#!/bin/sh\nprintf '%s' "$1" > '${opened}'\n`);
+    // Written whole then renamed: the test polls for the file, and a shell redirect creates it empty first.
+    writeFileSync(join(bin, 'xdg-open'), `#!/bin/sh\nprintf '%s' "$1" > '${opened}.part' && mv '${opened}.part' '${opened}'\n`);
     chmodSync(join(bin, 'xdg-open'), 0o755);
     const model = await LibreYOLO();
     sampleCount = (await model.predictOne(SAMPLE_IMAGE)).boxes.length;
