@@ -2,9 +2,9 @@
  * The browser's session transport (replaces runtime/worker-host.ts in the browser build): a module
  * Web Worker running `session-worker.js` with onnxruntime-web, so a run never blocks the page.
  */
-import type { Request, Response } from '../runtime/protocol.ts';
+import type { DistributiveOmit, Request, Response } from '../runtime/protocol.ts';
 import { RequestChannel } from '../runtime/request-channel.ts';
-import type { DistributiveOmit, SessionTransport } from '../runtime/worker-session.ts';
+import type { SessionTransport } from '../runtime/worker-session.ts';
 import { noteRuntime, runtimeOptions, wasmThreads } from './config.ts';
 import type { WebInit, WebRuntimeInfo } from './protocol.ts';
 

@@ -1,6 +1,9 @@
 /** Messages between the main thread and a session worker (tensors travel as transferable buffers). */
 import type { DType } from '../graph/tensor.ts';
 
+/** Omit over each member of a union (a request without its id). */
+export type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
+
 export interface WireTensor {
   dtype: DType;
   dims: number[];
@@ -38,10 +41,11 @@ export type Request =
   | { id: number; kind: 'create'; key: string; model: Uint8Array | string; config: SessionConfig }
   | {
     id: number; kind: 'run'; key: string; feeds: Record<string, WireTensor>;
-    /** Feeds of this run the worker keeps for later runs of any of its sessions (replacing those it kept). */
-    keep?: string[];
-    /** Feeds taken from those the worker kept (`keep` of an earlier run), not sent again. */
-    reuse?: string[];
+    /**
+     * Feeds lent for this run (a train step's weights): their buffers were transferred, not copied,
+     * and go back in the answer's `lent`, whether the run succeeded or failed.
+     */
+    lend?: string[];
   }
   | { id: number; kind: 'endProfiling'; key: string }
   | { id: number; kind: 'release'; key: string };
@@ -59,5 +63,7 @@ export type Response =
     id: number; ok: true; info?: SessionInfo; outputs?: Record<string, WireTensor>; runMs?: number; startEpochMs?: number;
     /** endProfiling: ORT's profile events when the worker has them in hand (onnxruntime-web prints them; Node's ORT writes a file). */
     events?: unknown[];
+    /** run: the feeds it was lent, handed back (transferred). */
+    lent?: Record<string, WireTensor>;
   }
-  | { id: number; ok: false; error: string };
+  | { id: number; ok: false; error: string; lent?: Record<string, WireTensor> };

@@ -3,10 +3,16 @@
  * messages (a Node worker thread or a Web Worker): ids, the requests in flight, and the error every
  * one of them gets once the worker is gone.
  */
-import type { Request, Response } from './protocol.ts';
-import type { DistributiveOmit } from './worker-session.ts';
+import type { DistributiveOmit, Request, Response, WireTensor } from './protocol.ts';
 
 type Pending = { resolve: (r: Response & { ok: true }) => void; reject: (e: Error) => void };
+
+/** A request the worker answered with an error; `lent` holds the feeds a failed run hands back. */
+export class WorkerRequestError extends Error {
+  constructor(message: string, readonly lent?: Record<string, WireTensor>) {
+    super(message);
+  }
+}
 
 export class RequestChannel {
   private readonly pending = new Map<number, Pending>();
@@ -35,7 +41,7 @@ export class RequestChannel {
     if (!p) return;
     this.pending.delete(res.id);
     if (this.pending.size === 0) this.busy(false);
-    if (res.ok) p.resolve(res); else p.reject(new Error(res.error));
+    if (res.ok) p.resolve(res); else p.reject(new WorkerRequestError(res.error, res.lent));
   }
 
   /** The worker is gone: every request in flight, and every later one, fails with `err` (the first reason given stays). */

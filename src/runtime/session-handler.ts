@@ -49,8 +49,6 @@ export type SessionHandler = (msg: Request) => Promise<{ res: Response; transfer
 /** A request handler owning the sessions it creates with `ort`. */
 export function sessionHandler(ort: OrtBinding): SessionHandler {
   const sessions = new Map<string, InferenceSession>();
-  // Feeds one run kept for the next ones (a train step's weights, read by its two sessions).
-  let kept = new Map<string, Tensor>();
   return async (msg) => {
     switch (msg.kind) {
       case 'create': {
@@ -85,23 +83,24 @@ export function sessionHandler(ort: OrtBinding): SessionHandler {
         if (!session) throw new Error(`no session ${msg.key}`);
         const feeds: Record<string, Tensor> = {};
         for (const [name, t] of Object.entries(msg.feeds)) feeds[name] = toOrt(ort, t);
-        for (const name of msg.reuse ?? []) {
-          const t = kept.get(name);
-          if (!t) throw new Error(`run ${msg.key}: no kept feed ${name}`);
-          feeds[name] = t;
-        }
-        if (msg.keep) kept = new Map(msg.keep.map((name) => [name, feeds[name]!]));
+        // What was lent goes back with the answer, a failed run's included: the caller has no other copy.
+        const lent = msg.lend ? Object.fromEntries(msg.lend.map((name) => [name, msg.feeds[name]!])) : undefined;
+        const transfer = lent ? Object.values(lent).map((w) => w.buffer) : [];
         const startEpochMs = performance.timeOrigin + performance.now();
         const t0 = performance.now();
-        const out = await session.run(feeds);
+        let out: InferenceSession.ReturnType;
+        try {
+          out = await session.run(feeds);
+        } catch (err) {
+          return { res: { id: msg.id, ok: false, error: err instanceof Error ? err.message : String(err), ...(lent ? { lent } : {}) }, transfer };
+        }
         const runMs = performance.now() - t0;
         const outputs: Record<string, WireTensor> = {};
-        const transfer: ArrayBuffer[] = [];
         for (const [name, t] of Object.entries(out)) {
           outputs[name] = fromOrt(t);
           transfer.push(outputs[name].buffer);
         }
-        return { res: { id: msg.id, ok: true, outputs, runMs, startEpochMs }, transfer };
+        return { res: { id: msg.id, ok: true, outputs, runMs, startEpochMs, ...(lent ? { lent } : {}) }, transfer };
       }
       case 'endProfiling': {
         await sessions.get(msg.key)?.endProfiling();

@@ -4,9 +4,9 @@
  * process alive, and its sessions die with the process at exit.
  */
 import type { Worker } from 'node:worker_threads';
-import type { Request, Response } from './protocol.ts';
+import type { DistributiveOmit, Request, Response } from './protocol.ts';
 import { RequestChannel } from './request-channel.ts';
-import type { DistributiveOmit, SessionTransport } from './worker-session.ts';
+import type { SessionTransport } from './worker-session.ts';
 import { spawnSiblingWorker } from '../util/worker.ts';
 
 export class WorkerHost implements SessionTransport {

@@ -3,9 +3,8 @@
  * worker thread in Node, a Web Worker in the browser) that sends requests and answers by id.
  */
 import type { HostTensor, TypedData } from '../graph/tensor.ts';
-import type { Request, Response, SessionConfig, SessionInfo, WireTensor } from './protocol.ts';
-
-export type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
+import type { DistributiveOmit, Request, Response, SessionConfig, SessionInfo, WireTensor } from './protocol.ts';
+import { WorkerRequestError } from './request-channel.ts';
 
 /** A worker that owns sessions: requests go out with transferable buffers, answers come back by id. */
 export interface SessionTransport {
@@ -32,6 +31,20 @@ export function fromWire(w: WireTensor): HostTensor {
   return { dtype: w.dtype, dims: w.dims, data };
 }
 
+/** Feeds a run borrows instead of copying (see WorkerSession.run), and where they go back to. */
+export interface Lending {
+  names: readonly string[];
+  giveBack(name: string, tensor: HostTensor): void;
+}
+
+function giveBack(lent: Record<string, WireTensor>, lend: Lending): void {
+  for (const name of lend.names) {
+    const w = lent[name];
+    if (!w) throw new Error(`the session worker did not hand back the lent feed ${name}`);
+    lend.giveBack(name, fromWire(w));
+  }
+}
+
 /** One ORT session living in a worker. */
 export class WorkerSession {
   constructor(private readonly host: SessionTransport, readonly key: string, readonly info: SessionInfo, readonly profilePrefix?: string) {}
@@ -43,17 +56,32 @@ export class WorkerSession {
 
   /**
    * Runs the session. Input buffers are copied to the worker (not transferred) unless `transfer`
-   * is set, so callers may keep using them. `share.keep` names feeds the worker keeps for later
-   * runs of its sessions; `share.reuse` names kept feeds this run takes instead of being sent them.
+   * is set, so callers may keep using them. Feeds named in `lend` travel without a copy either way:
+   * their buffers move to the worker for the run and come back to `lend.giveBack`, after a failed
+   * run too (each must own its whole buffer, so that nothing else is moved with it).
    */
-  async run(feeds: Record<string, HostTensor>, transfer = false, share: { keep?: string[]; reuse?: string[] } = {}): Promise<{ outputs: Record<string, HostTensor>; runMs: number; startEpochMs: number }> {
+  async run(feeds: Record<string, HostTensor>, transfer = false, lend?: Lending): Promise<{ outputs: Record<string, HostTensor>; runMs: number; startEpochMs: number }> {
     const wire: Record<string, WireTensor> = {};
     const buffers: ArrayBuffer[] = [];
     for (const [name, t] of Object.entries(feeds)) {
       wire[name] = toWire(t);
       if (transfer) buffers.push(wire[name].buffer);
     }
-    const res = await this.host.request({ kind: 'run', key: this.key, feeds: wire, ...(share.keep ? { keep: share.keep } : {}), ...(share.reuse ? { reuse: share.reuse } : {}) }, buffers);
+    for (const name of lend?.names ?? []) {
+      const d = feeds[name]?.data;
+      if (!d) throw new Error(`run ${this.key}: lent feed ${name} is not among the feeds`);
+      if (d.byteOffset !== 0 || d.byteLength !== d.buffer.byteLength) throw new Error(`run ${this.key}: lent feed ${name} is a view into a larger buffer; lend only tensors that own theirs`);
+      buffers.push(d.buffer as ArrayBuffer);
+    }
+    let res: Response & { ok: true };
+    try {
+      res = await this.host.request({ kind: 'run', key: this.key, feeds: wire, ...(lend ? { lend: [...lend.names] } : {}) }, [...new Set(buffers)]);
+    } catch (err) {
+      if (err instanceof WorkerRequestError && err.lent) giveBack(err.lent, lend!);
+      else if (lend) throw new Error(`${err instanceof Error ? err.message : String(err)} (the ${lend.names.length} tensors lent to it for this run went with it)`);
+      throw err;
+    }
+    if (lend) giveBack(res.lent ?? {}, lend);
     const outputs: Record<string, HostTensor> = {};
     for (const [name, w] of Object.entries(res.outputs ?? {})) outputs[name] = fromWire(w);
     return { outputs, runMs: res.runMs ?? 0, startEpochMs: res.startEpochMs ?? 0 };

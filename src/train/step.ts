@@ -18,7 +18,7 @@ import { WorkerHost, WorkerSession } from '../runtime/worker-host.ts';
 import { createCachedSession, type CacheOutcome } from '../runtime/optimized-model-cache.ts';
 import { recordSpan } from '../runtime/spans.ts';
 import { LossScaler } from './amp.ts';
-import { buildTrainGraph, parameterFeeds, type TrainGraph } from './graph.ts';
+import { buildTrainGraph, lentParameterFeeds, type TrainGraph } from './graph.ts';
 import type { StepResult } from './types.ts';
 import type { TrainBatch } from '../data/train-batch.ts';
 
@@ -227,8 +227,8 @@ export class TrainStep {
   private async assignFeeds(images: HostTensor, targets: HostTensor, draws: Readonly<Record<string, HostTensor>>, shape: TrainShape, sized: SizeFeeds): Promise<Record<string, HostTensor>> {
     if (!this.assign) return {};
     const ag = this.graph.assign!;
-    // The worker keeps the weights it was sent for the loss session's run of the same step.
-    const { outputs, runMs, startEpochMs } = await this.assign.session.run({ ...parameterFeeds(this.network, ag.inputs), images, ...draws, ...sized.assign }, false, { keep: ag.inputs });
+    const weights = lentParameterFeeds(this.network, ag.inputs);
+    const { outputs, runMs, startEpochMs } = await this.assign.session.run({ ...weights.feeds, images, ...draws, ...sized.assign }, false, weights.lend);
     recordSpan('train assignment forward (worker)', 'forward', startEpochMs, runMs);
     return this.assign.assigner.assign(outputs, targets, shape, this.network.nc, draws, this.network);
   }
@@ -259,11 +259,9 @@ export class TrainStep {
     const targets = this.fitTargets(batch.targets);
     const draws = this.drawFeeds(batch, targets, shape);
     const assigned = await this.assignFeeds(images, targets, draws, shape, sized);
-    // Weights the assignment forward just sent stay in the worker (its `keep`): only the rest travel.
-    const shared = this.assign ? new Set(this.graph.assign!.inputs) : new Set<string>();
-    const weights = [...this.graph.parameters, ...this.graph.buffers];
+    const weights = lentParameterFeeds(this.network, [...this.graph.parameters, ...this.graph.buffers]);
     const feeds: Record<string, HostTensor> = {
-      ...parameterFeeds(this.network, weights.filter((k) => !shared.has(k))),
+      ...weights.feeds,
       images,
       targets,
       ...(this.graph.masks ? { masks: this.fitMasks(batch.masks) } : {}),
@@ -273,8 +271,7 @@ export class TrainStep {
       ...sized.train,
     };
     if (this.scaler) feeds.loss_scale = { dtype: 'float32', dims: [], data: Float32Array.of(this.scaler.scale) };
-    const reuse = weights.filter((k) => shared.has(k));
-    const { outputs, runMs, startEpochMs } = await this.session.run(feeds, false, reuse.length ? { reuse } : {});
+    const { outputs, runMs, startEpochMs } = await this.session.run(feeds, false, weights.lend);
     recordSpan('train step (worker)', 'forward', startEpochMs, runMs);
     const scalar = (name: string): number => (outputs[name]!.data as Float32Array)[0]!;
     const gradients = new Map<string, Float32Array>();
