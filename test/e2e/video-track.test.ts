@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { SynthObject } from '../../src/data/synth.ts';
-import { closedPort, runCli } from '../helpers/cli.ts';
+import { closedPort, listening, runCli } from '../helpers/cli.ts';
 import { lane, makeShapesVideo, probeVideoFile, type ShapesVideo } from '../helpers/shapes-video.ts';
 
 interface TrackJson {
@@ -94,7 +94,7 @@ describe('libreyolo track on a video', () => {
       // A local ffmpeg serves the first 60 frames at their real rate (-re) to one client, then exits.
       const server = spawn('ffmpeg', ['-v', 'error', '-nostdin', '-re', '-i', video.path, '-frames:v', '60', '-c:v', 'mpeg4', '-q:v', '2', '-f', 'mpegts', `${url}?listen=1`], { stdio: 'ignore' });
       try {
-        await new Promise((r) => setTimeout(r, 1500));
+        await listening(port);
         const run = await runCli(['track', `source=${url}`, `stream_buffer=${buffer}`, '--json'], dir, {}, { timeoutMs: 300_000 });
         assert.equal(run.code, 0, run.stderr);
         const out = JSON.parse(run.stdout) as TrackJson;

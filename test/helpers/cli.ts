@@ -1,6 +1,6 @@
 /** Runs the real `libreyolo` command (src/cli/bin.ts through tsx) as a child process. */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { REPO_ROOT } from './fixtures.ts';
@@ -141,6 +141,19 @@ export function startCli(args: string[], cwd: string, env: Record<string, string
 }
 
 /** A 127.0.0.1 port nothing listens on: bind one, then close it. */
+/**
+ * Resolves once something listens on 127.0.0.1:`port` (Linux: a LISTEN row in /proc/net/tcp), without
+ * connecting: a server that takes one client (ffmpeg's `listen=1`) keeps it for the test.
+ */
+export async function listening(port: number, timeoutMs = 30_000): Promise<void> {
+  const row = new RegExp(`^\\s*\\d+: 0100007F:${port.toString(16).toUpperCase().padStart(4, '0')} 00000000:0000 0A `, 'm');
+  for (const t0 = performance.now(); performance.now() - t0 < timeoutMs;) {
+    if (row.test(readFileSync('/proc/net/tcp', 'utf8'))) return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`nothing listened on 127.0.0.1:${port} within ${timeoutMs} ms`);
+}
+
 export async function closedPort(): Promise<number> {
   const s = createServer();
   await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
