@@ -35,9 +35,9 @@ export interface TrainStepOptions {
   /** Target rows per image (batches are padded to this). */
   maxTargets: number;
   /**
-   * Accumulate BatchNorm statistics in float64 as PyTorch's CPU kernel does (default true). On ORT
-   * CPU this is also the faster lowering (bench/train-step.ts: ~11.7 vs ~8.9 img/s); false keeps
-   * everything in float32 for providers without float64 kernels.
+   * Accumulate BatchNorm statistics in float64 as PyTorch's CPU kernel does (default true, the
+   * parity setting); false keeps them in float32 (two-pass, within ~2e-7 of float64), for providers
+   * without float64 kernels and 1-4% faster on ORT CPU (bench/train-step.ts --float32-stats).
    */
   preciseStats?: boolean;
   /** Mixed precision with dynamic loss scaling (amp.ts); the trainer enables it on GPU providers only. */
