@@ -53,6 +53,9 @@ export const OP_CASES: OpCase[] = [
   { op: 'Concat', name: 'axis 1', inputs: [{ name: 'a', dims: [2, 2, 3] }, { name: 'b', dims: [2, 4, 3] }], emit: (b, xs) => b.op('Concat', xs, { axis: i(1) }) },
   { op: 'Split', name: 'one output unused', inputs: [{ name: 'a', dims: [2, 6] }], emit: (b, [x]) => b.opMulti('Split', [x!, b.constant('s', int64([2, 4]))], 2, { axis: i(1) })[1]! },
   { op: 'Where', name: 'mask', inputs: [{ name: 'a', dims: [6] }, { name: 'b', dims: [6] }], emit: (b, [x, y]) => b.op('Where', [b.op('Greater', [x!, y!]), x!, y!]) },
+  // A reduction's gradient spread back over a broadcast product (RF-DETR's deformable-attention sum), broadcast on a kept and on the summed axis.
+  { op: 'ReduceSum', name: 'of a broadcast product', inputs: [{ name: 'a', dims: [2, 3, 4, 5] }, { name: 'b', dims: [2, 1, 4, 5] }], emit: (b, [x, y]) => b.op('ReduceSum', [b.op('Mul', [x!, y!]), b.constant('ax', int64([-1]))], { keepdims: i(0) }) },
+  { op: 'ReduceSum', name: 'of a product broadcast on the summed axis', inputs: [{ name: 'a', dims: [2, 3, 4, 5] }, { name: 'b', dims: [2, 3, 4, 1] }], emit: (b, [x, y]) => b.op('ReduceSum', [b.op('Mul', [x!, y!]), b.constant('ax', int64([-1]))], { keepdims: i(0) }) },
   { op: 'ReduceSum', name: 'keepdims 0', inputs: [{ name: 'a', dims: [2, 3, 4] }], emit: (b, [x]) => b.op('ReduceSum', [x!, b.constant('ax', int64([1]))], { keepdims: i(0) }) },
   { op: 'ReduceMean', name: 'keepdims 1', inputs: [{ name: 'a', dims: [2, 3, 4] }], emit: (b, [x]) => b.op('ReduceMean', [x!], { axes: ints([0, 2]), keepdims: i(1) }) },
   { op: 'Softmax', name: 'middle axis', inputs: [{ name: 'a', dims: [2, 5, 3] }], emit: (b, [x]) => b.op('Softmax', [x!], { axis: i(1) }) },
