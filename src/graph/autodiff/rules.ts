@@ -301,8 +301,15 @@ registerRule('MatMul', (ctx) => {
   if (xd.length < 2 || yd.length < 2) throw new Error(`autodiff: MatMul ${node.name} with 1-D operands is not supported`);
   const swap = (d: number[]): number[] => [...d.slice(0, -2).map((_, k) => k), d.length - 1, d.length - 2];
   const gx = b.op('MatMul', [g, transpose(b, y, swap(yd))]);
-  const gyv = b.op('MatMul', [transpose(b, x, swap(xd)), g]);
   const gd = dims(ctx, node.outputs[0]!);
+  // A weight shared by a batch of rows (a linear layer on [B, T, K]): one GEMM over all B*T rows
+  // instead of B per-image products summed afterwards (a [B, K, N] temporary and a ReduceSum pass).
+  if (yd.length === 2 && xd.length > 2 && xd.length === gd.length && xd.slice(0, -1).every((d, k) => d === gd[k])) {
+    // -1 rows: no count that changes with the input size (one graph serves every multi-scale size).
+    const gw = b.op('MatMul', [transpose(b, reshapeTo(b, x, [-1, xd.at(-1)!]), [1, 0]), reshapeTo(b, g, [-1, gd.at(-1)!])]);
+    return [gx, gw];
+  }
+  const gyv = b.op('MatMul', [transpose(b, x, swap(xd)), g]);
   const batchOf = (d: number[], own: number[]): number[] => [...gd.slice(0, -2), ...own.slice(-2)].slice(gd.length - Math.max(gd.length, d.length));
   return [unbroadcast(b, gx, batchOf(xd, xd), xd), unbroadcast(b, gyv, batchOf(yd, yd), yd)];
 });
