@@ -37,6 +37,11 @@ export interface Lending {
   giveBack(name: string, tensor: HostTensor): void;
 }
 
+/** Whether `d` spans its whole buffer (so lending that buffer moves nothing else with it). */
+export function ownsBuffer(d: TypedData): boolean {
+  return d.byteOffset === 0 && d.byteLength === d.buffer.byteLength;
+}
+
 function giveBack(lent: Record<string, WireTensor>, lend: Lending): void {
   for (const name of lend.names) {
     const w = lent[name];
@@ -70,7 +75,7 @@ export class WorkerSession {
     for (const name of lend?.names ?? []) {
       const d = feeds[name]?.data;
       if (!d) throw new Error(`run ${this.key}: lent feed ${name} is not among the feeds`);
-      if (d.byteOffset !== 0 || d.byteLength !== d.buffer.byteLength) throw new Error(`run ${this.key}: lent feed ${name} is a view into a larger buffer; lend only tensors that own theirs`);
+      if (!ownsBuffer(d)) throw new Error(`run ${this.key}: lent feed ${name} is a view into a larger buffer; lend only tensors that own theirs`);
       buffers.push(d.buffer as ArrayBuffer);
     }
     let res: Response & { ok: true };

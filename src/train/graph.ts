@@ -22,7 +22,7 @@ import { hidePerImageShapes } from '../graph/passes/hide-shapes.ts';
 import { foldStaticSizes, pruneDeadNodes } from '../graph/passes/fold-sizes.ts';
 import { eliminateIdentities } from '../graph/passes/eliminate-identities.ts';
 import { zeros, type HostTensor } from '../graph/tensor.ts';
-import type { Lending } from '../runtime/worker-session.ts';
+import { ownsBuffer, type Lending } from '../runtime/worker-session.ts';
 import { trainingHooks, type DetectionNetwork, type ModelFamily, type TrainShape } from '../models/registry.ts';
 import { autocastTrainGraph } from './amp.ts';
 
@@ -111,7 +111,7 @@ export function lentParameterFeeds(network: DetectionNetwork, keys: readonly str
   for (const k of keys) {
     const p = byKey.get(k)!;
     const d = p.value.data;
-    if (d.byteOffset !== 0 || d.byteLength !== d.buffer.byteLength) p.value = { ...p.value, data: d.slice() };
+    if (!ownsBuffer(d)) p.value = { ...p.value, data: d.slice() };
     feeds[k] = p.value;
   }
   return { feeds, lend: { names: keys, giveBack: (k, t) => { byKey.get(k)!.value = t; } } };
