@@ -1,17 +1,17 @@
 #!/usr/bin/env node
 /**
- * Runs the test tiers named on the command line (`unit`, `model`, `e2e`), one `node --test` per
- * tier, in that order. A tier is every `*.test.ts` in `test/<tier>/`, read when the run starts, so a
- * new file needs no edit here; an empty or missing folder runs nothing. A test file anywhere else
- * under test/ (outside test/helpers) is an error: it would run in no tier.
+ * Runs the test tiers named on the command line (`unit`, `model`, `e2e`), in that order. A tier is
+ * every `*.test.ts` in `test/<tier>/`, read when the run starts, so a new file needs no edit here; an
+ * empty or missing folder runs nothing. A test file anywhere else under test/ (outside test/helpers)
+ * is an error: it would run in no tier. `--typecheck` also runs `npm run typecheck`, beside the
+ * tests rather than before them (it is one process of ~28 CPU s; the run fails if it fails).
  *
  * Concurrency is files at a time, the same on any machine (the suite is sized for 2 cores): two in
  * the unit tier, three in the model tier, four in the e2e tier. ORT's intra-op threads sleep when idle (no
  * spinning), so another file costs no CPU time and fills the core a file leaves idle while its main
  * thread decodes, runs JavaScript or waits on a child. E2e files mostly wait on children (the CLI,
  * browsers, trials): on a 2-vCPU machine the tier took 27.2 min two at a time and 19.6 min four at a
- * time (2026-12-03); the model tier 13.0 min two at a time, 9.6 min three at a time. A
- * --test-concurrency=N among the options wins.
+ * time (2026-12-03); the model tier 13.0 min two at a time, 9.6 min three at a time.
  *
  * The unit tier is one `node --test` run. The model and e2e tiers start their files longest first, by
  * the CPU seconds (user + sys of the file's process and its children) recorded in
@@ -19,7 +19,10 @@
  * there starts first, as if the longest: it may be; the figures only order the run: a stale one makes
  * it slower, never wrong). `node --test` sorts the files it is given, so these tiers run one `node --test` per
  * file here, N at a time, each file's report printed whole when it ends, with its wall time and CPU
- * seconds; `--record-costs` writes those CPU seconds to scripts/test-costs.json.
+ * seconds; `--record-costs` writes those CPU seconds to scripts/test-costs.json. When both are asked
+ * they run as one pool (four at a time, longest first over both): the e2e files' waits on children
+ * then fill with model files instead of leaving a core idle, and neither tier ends with one long
+ * file running alone. A --test-concurrency=N among the options sets every tier's N.
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
@@ -39,7 +42,9 @@ const COSTS = existsSync(COSTS_FILE) ? JSON.parse(readFileSync(COSTS_FILE, 'utf8
 // `--record-costs` is ours (below); other options (`--test-name-pattern=...`, `--test-concurrency=1`)
 // go to node --test; the rest are tiers.
 const RECORD_COSTS = process.argv.includes('--record-costs');
-const options = process.argv.slice(2).filter((a) => a.startsWith('-') && a !== '--record-costs');
+const TYPECHECK = process.argv.includes('--typecheck');
+const OURS = new Set(['--record-costs', '--typecheck']);
+const options = process.argv.slice(2).filter((a) => a.startsWith('-') && !OURS.has(a));
 const concurrencyOption = options.map((a) => /^--test-concurrency=(\d+)$/.exec(a)).filter(Boolean).at(-1);
 const asked = process.argv.slice(2).filter((a) => !a.startsWith('-'));
 const unknown = asked.filter((t) => !(t in TIERS));
@@ -71,12 +76,19 @@ if (costDir) process.once('exit', () => rmSync(costDir, { recursive: true, force
 /** CPU seconds of each file run so far (see above). */
 const measuredCosts = {};
 
-/** Runs `files` N at a time in the order given, one `node --test` each; resolves to the failed ones. */
+/** `test/<tier>/...` -> `<tier>`. */
+const tierOf = (file) => file.split('/')[1];
+
+/**
+ * Runs `files` N at a time in the order given, one `node --test` each; resolves to each tier's
+ * failed files and test counts.
+ */
 async function runPool(files, concurrency) {
   const reporter = options.some((a) => a.startsWith('--test-reporter')) ? [] : [`--test-reporter=${process.stdout.isTTY ? 'spec' : 'tap'}`];
   const queue = [...files];
-  const failedFiles = [];
-  const counts = { tests: 0, pass: 0, fail: 0 };
+  /** tier -> { failedFiles, counts } */
+  const byTier = {};
+  for (const f of files) byTier[tierOf(f)] ??= { failedFiles: [], counts: { tests: 0, pass: 0, fail: 0 } };
   const worker = async () => {
     for (let file = queue.shift(); file !== undefined; file = queue.shift()) {
       const started = performance.now();
@@ -92,14 +104,27 @@ async function runPool(files, concurrency) {
       const report = Buffer.concat(chunks).toString('utf8');
       const cpu = costFile && existsSync(costFile) ? readFileSync(costFile, 'utf8').trim().split('\n').at(-1).split(' ').map(Number) : [];
       const cpuNote = cpu.length === 2 && cpu.every(Number.isFinite) ? `, ${(measuredCosts[file] = Math.round(cpu[0] + cpu[1]))} CPU s` : '';
+      const tier = byTier[tierOf(file)];
       // The file's own summary lines (`# pass 12` in TAP, `ℹ pass 12` in spec), added up per tier.
-      for (const [, key, n] of report.matchAll(/^(?:#|ℹ) (tests|pass|fail) (\d+)$/gm)) counts[key] += Number(n);
+      for (const [, key, n] of report.matchAll(/^(?:#|ℹ) (tests|pass|fail) (\d+)$/gm)) tier.counts[key] += Number(n);
       process.stdout.write(`\n# ${file}: ${code === 0 ? 'ok' : `FAILED (${code})`}, ${seconds} s${cpuNote}\n${report}`);
-      if (code !== 0) failedFiles.push(file);
+      if (code !== 0) tier.failedFiles.push(file);
     }
   };
   await Promise.all(Array.from({ length: Math.min(concurrency, files.length) }, worker));
-  return { failedFiles, counts };
+  return byTier;
+}
+
+/** Runs `command` with its output captured; resolves to its exit code and output. */
+function runCaptured(command, args) {
+  return new Promise((resolve) => {
+    const child = spawn(command, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    const chunks = [];
+    child.stdout.on('data', (b) => chunks.push(b));
+    child.stderr.on('data', (b) => chunks.push(b));
+    child.on('error', (e) => resolve({ code: 1, output: String(e) }));
+    child.on('close', (c, signal) => resolve({ code: c ?? signal, output: Buffer.concat(chunks).toString('utf8') }));
+  });
 }
 
 // One cache of ORT-optimised training graphs for the whole run (runtime/optimized-model-cache.ts):
@@ -111,28 +136,53 @@ if (!process.env.LIBREYOLO_CACHE_DIR) {
   process.once('exit', () => rmSync(cacheDir, { recursive: true, force: true }));
 }
 
-let failed = false;
+const runStarted = performance.now();
+const minutesSince = (t) => ((performance.now() - t) / 60_000).toFixed(1);
+const typecheck = TYPECHECK ? runCaptured(process.platform === 'win32' ? 'npm.cmd' : 'npm', ['run', '--silent', 'typecheck']) : undefined;
+
+/** The tiers asked, in order, consecutive ordered ones (model, e2e) merged into one pool. */
+const stages = [];
 for (const tier of asked) {
-  const dir = join(TEST, tier);
-  const files = existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith('.test.ts')).sort().map((f) => relative(ROOT, join(dir, f))) : [];
-  if (!files.length) {
-    console.log(`test/${tier}: no test files`);
-    continue;
-  }
-  const concurrency = concurrencyOption ? Number(concurrencyOption[1]) : TIERS[tier];
+  const last = stages.at(-1);
+  if (ORDERED.has(tier) && last && ORDERED.has(last[0])) last.push(tier);
+  else stages.push([tier]);
+}
+
+let failed = false;
+for (const stage of stages) {
+  const filesOf = (tier) => {
+    const dir = join(TEST, tier);
+    return existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith('.test.ts')).sort().map((f) => relative(ROOT, join(dir, f))) : [];
+  };
+  const files = stage.flatMap(filesOf);
+  for (const tier of stage) if (!filesOf(tier).length) console.log(`test/${tier}: no test files`);
+  if (!files.length) continue;
+  const concurrency = concurrencyOption ? Number(concurrencyOption[1]) : Math.max(...stage.map((t) => TIERS[t]));
   const started = performance.now();
-  if (ORDERED.has(tier)) {
-    const { failedFiles, counts } = await runPool(longestFirst(files), concurrency);
-    const minutes = ((performance.now() - started) / 60_000).toFixed(1);
-    const tally = `${counts.tests} tests, ${counts.pass} passed, ${counts.fail} failed`;
-    console.log(`\n# test/${tier}: ${files.length} files, ${tally}, in ${minutes} min; ${failedFiles.length ? `${failedFiles.length} files FAILED: ${failedFiles.join(', ')}` : 'every file passed'}`);
-    if (failedFiles.length) failed = true;
+  if (ORDERED.has(stage[0])) {
+    const byTier = await runPool(longestFirst(files), concurrency);
+    const minutes = minutesSince(started);
+    for (const tier of stage) {
+      const r = byTier[tier];
+      if (!r) continue;
+      const tally = `${r.counts.tests} tests, ${r.counts.pass} passed, ${r.counts.fail} failed`;
+      const when = stage.length > 1 ? `in the ${stage.join(' + ')} pool of ${minutes} min` : `in ${minutes} min`;
+      console.log(`\n# test/${tier}: ${filesOf(tier).length} files, ${tally}, ${when}; ${r.failedFiles.length ? `${r.failedFiles.length} files FAILED: ${r.failedFiles.join(', ')}` : 'every file passed'}`);
+      if (r.failedFiles.length) failed = true;
+    }
     continue;
   }
   const args = ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, ...options, ...files];
-  const r = spawnSync(process.execPath, args, { cwd: ROOT, stdio: 'inherit' });
-  if (r.status !== 0) failed = true;
+  const code = await new Promise((resolve) => spawn(process.execPath, args, { cwd: ROOT, stdio: 'inherit' }).on('close', (c, signal) => resolve(c ?? signal)));
+  console.log(`\n# test/${stage[0]}: ${files.length} files in ${minutesSince(started)} min; ${code === 0 ? 'every test passed' : `FAILED (${code})`}`);
+  if (code !== 0) failed = true;
 }
+if (typecheck) {
+  const { code, output } = await typecheck;
+  process.stdout.write(`\n# npm run typecheck: ${code === 0 ? 'ok' : `FAILED (${code})`}\n${output}`);
+  if (code !== 0) failed = true;
+}
+console.log(`\n# ${asked.join(' + ')}${TYPECHECK ? ' + typecheck' : ''}: ${minutesSince(runStarted)} min; ${failed ? 'FAILED' : 'every tier passed'}`);
 if (RECORD_COSTS) {
   if (!Object.keys(measuredCosts).length) {
     console.error('--record-costs: no CPU seconds were measured (is /usr/bin/time installed? the unit tier is not measured per file)');
