@@ -19,12 +19,15 @@
  * there starts first, as if the longest: it may be; the figures only order the run: a stale one makes
  * it slower, never wrong). `node --test` sorts the files it is given, so these tiers run one `node --test` per
  * file here, N at a time, each file's report printed whole when it ends, with its wall time and CPU
- * seconds; `--record-costs` writes those CPU seconds to scripts/test-costs.json. When both are asked
- * they run as one pool (four at a time, longest first over both): the e2e files' waits on children
- * then fill with model files instead of leaving a core idle, and neither tier ends with one long
- * file running alone. A --test-concurrency=N among the options sets every tier's N.
+ * seconds; `--record-costs` writes those CPU seconds to scripts/test-costs.json. A
+ * --test-concurrency=N among the options sets every tier's N.
+ *
+ * The two tiers one after the other fill both cores already: one pool of four over both (tried
+ * 2026-12-07, fresh figures: 3,129 CPU s in 27.2 min, 1.92 cores busy) took as long as separate
+ * tiers (3,106 CPU s in 27.0 min); its files' CPU seconds rose by 10-15% against a quiet run, as
+ * separate tiers' do under load. The suite is CPU-bound: its wall time is its CPU seconds over ~1.9.
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
@@ -76,19 +79,12 @@ if (costDir) process.once('exit', () => rmSync(costDir, { recursive: true, force
 /** CPU seconds of each file run so far (see above). */
 const measuredCosts = {};
 
-/** `test/<tier>/...` -> `<tier>`. */
-const tierOf = (file) => file.split('/')[1];
-
-/**
- * Runs `files` N at a time in the order given, one `node --test` each; resolves to each tier's
- * failed files and test counts.
- */
+/** Runs `files` N at a time in the order given, one `node --test` each; resolves to the failed ones and the test counts. */
 async function runPool(files, concurrency) {
   const reporter = options.some((a) => a.startsWith('--test-reporter')) ? [] : [`--test-reporter=${process.stdout.isTTY ? 'spec' : 'tap'}`];
   const queue = [...files];
-  /** tier -> { failedFiles, counts } */
-  const byTier = {};
-  for (const f of files) byTier[tierOf(f)] ??= { failedFiles: [], counts: { tests: 0, pass: 0, fail: 0 } };
+  const failedFiles = [];
+  const counts = { tests: 0, pass: 0, fail: 0 };
   const worker = async () => {
     for (let file = queue.shift(); file !== undefined; file = queue.shift()) {
       const started = performance.now();
@@ -104,15 +100,14 @@ async function runPool(files, concurrency) {
       const report = Buffer.concat(chunks).toString('utf8');
       const cpu = costFile && existsSync(costFile) ? readFileSync(costFile, 'utf8').trim().split('\n').at(-1).split(' ').map(Number) : [];
       const cpuNote = cpu.length === 2 && cpu.every(Number.isFinite) ? `, ${(measuredCosts[file] = Math.round(cpu[0] + cpu[1]))} CPU s` : '';
-      const tier = byTier[tierOf(file)];
       // The file's own summary lines (`# pass 12` in TAP, `ℹ pass 12` in spec), added up per tier.
-      for (const [, key, n] of report.matchAll(/^(?:#|ℹ) (tests|pass|fail) (\d+)$/gm)) tier.counts[key] += Number(n);
+      for (const [, key, n] of report.matchAll(/^(?:#|ℹ) (tests|pass|fail) (\d+)$/gm)) counts[key] += Number(n);
       process.stdout.write(`\n# ${file}: ${code === 0 ? 'ok' : `FAILED (${code})`}, ${seconds} s${cpuNote}\n${report}`);
-      if (code !== 0) tier.failedFiles.push(file);
+      if (code !== 0) failedFiles.push(file);
     }
   };
   await Promise.all(Array.from({ length: Math.min(concurrency, files.length) }, worker));
-  return byTier;
+  return { failedFiles, counts };
 }
 
 /** Runs `command` with its output captured; resolves to its exit code and output. */
@@ -140,41 +135,27 @@ const runStarted = performance.now();
 const minutesSince = (t) => ((performance.now() - t) / 60_000).toFixed(1);
 const typecheck = TYPECHECK ? runCaptured(process.platform === 'win32' ? 'npm.cmd' : 'npm', ['run', '--silent', 'typecheck']) : undefined;
 
-/** The tiers asked, in order, consecutive ordered ones (model, e2e) merged into one pool. */
-const stages = [];
-for (const tier of asked) {
-  const last = stages.at(-1);
-  if (ORDERED.has(tier) && last && ORDERED.has(last[0])) last.push(tier);
-  else stages.push([tier]);
-}
-
 let failed = false;
-for (const stage of stages) {
-  const filesOf = (tier) => {
-    const dir = join(TEST, tier);
-    return existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith('.test.ts')).sort().map((f) => relative(ROOT, join(dir, f))) : [];
-  };
-  const files = stage.flatMap(filesOf);
-  for (const tier of stage) if (!filesOf(tier).length) console.log(`test/${tier}: no test files`);
-  if (!files.length) continue;
-  const concurrency = concurrencyOption ? Number(concurrencyOption[1]) : Math.max(...stage.map((t) => TIERS[t]));
-  const started = performance.now();
-  if (ORDERED.has(stage[0])) {
-    const byTier = await runPool(longestFirst(files), concurrency);
-    const minutes = minutesSince(started);
-    for (const tier of stage) {
-      const r = byTier[tier];
-      if (!r) continue;
-      const tally = `${r.counts.tests} tests, ${r.counts.pass} passed, ${r.counts.fail} failed`;
-      const when = stage.length > 1 ? `in the ${stage.join(' + ')} pool of ${minutes} min` : `in ${minutes} min`;
-      console.log(`\n# test/${tier}: ${filesOf(tier).length} files, ${tally}, ${when}; ${r.failedFiles.length ? `${r.failedFiles.length} files FAILED: ${r.failedFiles.join(', ')}` : 'every file passed'}`);
-      if (r.failedFiles.length) failed = true;
-    }
+for (const tier of asked) {
+  const dir = join(TEST, tier);
+  const files = existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith('.test.ts')).sort().map((f) => relative(ROOT, join(dir, f))) : [];
+  if (!files.length) {
+    console.log(`test/${tier}: no test files`);
     continue;
   }
+  const concurrency = concurrencyOption ? Number(concurrencyOption[1]) : TIERS[tier];
+  const started = performance.now();
+  if (ORDERED.has(tier)) {
+    const { failedFiles, counts } = await runPool(longestFirst(files), concurrency);
+    const tally = `${counts.tests} tests, ${counts.pass} passed, ${counts.fail} failed`;
+    console.log(`\n# test/${tier}: ${files.length} files, ${tally}, in ${minutesSince(started)} min; ${failedFiles.length ? `${failedFiles.length} files FAILED: ${failedFiles.join(', ')}` : 'every file passed'}`);
+    if (failedFiles.length) failed = true;
+    continue;
+  }
+  // Not spawnSync: the type-check runs meanwhile.
   const args = ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, ...options, ...files];
   const code = await new Promise((resolve) => spawn(process.execPath, args, { cwd: ROOT, stdio: 'inherit' }).on('close', (c, signal) => resolve(c ?? signal)));
-  console.log(`\n# test/${stage[0]}: ${files.length} files in ${minutesSince(started)} min; ${code === 0 ? 'every test passed' : `FAILED (${code})`}`);
+  console.log(`\n# test/${tier}: ${files.length} files in ${minutesSince(started)} min; ${code === 0 ? 'every test passed' : `FAILED (${code})`}`);
   if (code !== 0) failed = true;
 }
 if (typecheck) {
