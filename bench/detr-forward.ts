@@ -2,9 +2,10 @@
  * DETR forwards against their anchors, in one process, runs interleaved pair by pair so machine
  * noise hits both sides alike (ratio = ours / anchor, <= 0.8 is the goal of issue 25):
  *
- *   rfdetr-n b1 384   our predict graph (the default, fused contrib kernels) vs the plain ONNX
- *                     decomposition of the same weights with ORT's full optimisation level (the
- *                     original's torch export is not shipped, so this is the anchor)
+ *   rfdetr-n b1 384   our predict graph (the default, fused contrib kernels) vs the original's torch
+ *                     export of the same weights, given with --rfdetr-export (107 MB, not shipped:
+ *                     made by hand as docs/detr-performance.md says); without it, vs the plain ONNX
+ *                     decomposition of the same weights with ORT's full optimisation level
  *   dfine-n  b1 640   our predict graph vs the original's torch export dfinen_ref.onnx
  *   deim-n   b1 640   our predict graph vs the original's torch export deimn_ref.onnx
  *   dfine-n  b4 640   our predict graph at batch 4 vs 4x dfinen_ref.onnx at batch 1 (the original's
@@ -15,7 +16,7 @@
  * medians, the median of the per-pair ratios (steadier on a shared machine) and the ratio of the
  * median process CPU times (every thread). The load average is printed before and after.
  *
- *   node --import tsx bench/detr-forward.ts [--rounds 15] [--threads 2] [--only rfdetr,dfine,deim,dfine-b4]
+ *   node --import tsx bench/detr-forward.ts [--rounds 15] [--threads 2] [--only rfdetr,dfine,deim,dfine-b4] [--rfdetr-export rfdetrn_torch.onnx]
  */
 import { readFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
@@ -38,6 +39,7 @@ const { values } = parseArgs({ options: {
   rounds: { type: 'string', default: '15' },
   threads: { type: 'string', default: String(cpus().length) },
   only: { type: 'string', default: 'rfdetr,dfine,deim,dfine-b4' },
+  'rfdetr-export': { type: 'string' },
 } });
 const rounds = Number(values.rounds);
 const threads = Number(values.threads);
@@ -71,13 +73,19 @@ const pairs: Pair[] = [];
 if (only.has('rfdetr')) {
   const s = RFDETR_CONFIGS.n.resolution;
   const model = await LibreYOLO(resolve(fixtures, 'rfdetrn_ref.pt'), { threads });
-  const b = new GraphBuilder('rfdetr');
-  (model.network as RfdetrNetwork).emitExport(b, { batch: 1, height: s, width: s, fused: false });
-  const plain = new OnnxFileEngine(serializeModel(b.graph), 'float32', false, { device, threads });
+  const torchExport = values['rfdetr-export'];
+  let anchor: OnnxFileEngine;
+  if (torchExport) anchor = new OnnxFileEngine(new Uint8Array(readFileSync(torchExport)), 'float32', false, { device, threads });
+  else {
+    const b = new GraphBuilder('rfdetr');
+    (model.network as RfdetrNetwork).emitExport(b, { batch: 1, height: s, width: s, fused: false });
+    anchor = new OnnxFileEngine(serializeModel(b.graph), 'float32', false, { device, threads });
+  }
   const x = input(s, 1);
   models.push(model);
-  engines.push(plain);
-  pairs.push({ label: `rfdetr-n b1 ${s} (anchor: plain decomposition, ORT opt all)`, ours: () => model.forward(x), anchor: () => plain.forwardRaw(x), anchorRuns: 1 });
+  engines.push(anchor);
+  const what = torchExport ? 'the original\'s torch export' : 'plain decomposition, ORT opt all';
+  pairs.push({ label: `rfdetr-n b1 ${s} (anchor: ${what})`, ours: () => model.forward(x), anchor: () => anchor.forwardRaw(x), anchorRuns: 1 });
 }
 for (const [name, batch] of [['dfine', 1], ['deim', 1], ['dfine-b4', 4]] as const) {
   if (!only.has(name)) continue;
