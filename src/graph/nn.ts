@@ -138,6 +138,15 @@ export function layerNorm(b: GraphBuilder, x: string, scale: string, bias: strin
   return b.op('LayerNormalization', [x, scale, bias], { axis: i(-1), epsilon: f(eps) });
 }
 
+/**
+ * A residual and its LayerNorm: `sum` = x + bias + skip (bias, e.g. a projection's folded bias, may
+ * be null) and `normed` = LayerNorm(sum) over the last axis.
+ */
+export function residualLayerNorm(b: GraphBuilder, x: string, skip: string, scale: string, shift: string, bias: string | null, eps: number): { normed: string; sum: string } {
+  const sum = b.op('Add', [bias ? b.op('Add', [x, bias]) : x, skip]);
+  return { normed: layerNorm(b, sum, scale, shift, eps), sum };
+}
+
 /** Exact GELU, x * 0.5 * (1 + erf(x / sqrt 2)) (torch's default; the tanh form differs by ~1e-3). */
 export function erfGelu(b: GraphBuilder, x: string): string {
   const e = b.op('Erf', [b.op('Mul', [x, b.scalar(Math.SQRT1_2, 'rsqrt2')])]);

@@ -90,7 +90,7 @@ describe('RF-DETR precision and profile', () => {
     });
   }
 
-  it('profile infer: compute-bound, gemm first (MatMul and the fused Attention), GridSample and TopK counted per step', async () => {
+  it('profile infer: compute-bound, gemm first (MatMul and the fused Attention), GridSample, TopK and the unfused LayerNormalizations counted per step', async () => {
     const r = await cli('profile', 'infer', PHOTO, '--device', 'cpu', '--warmup', '1', '--runs', '2',
       '--weights', fixture('rfdetrn_ref.pt'), '--imgsz', '384', '--project', join(dir, 'p'));
     assert.equal(r.code, 0, r.stderr);
@@ -106,5 +106,10 @@ describe('RF-DETR precision and profile', () => {
     assert.equal(perStep('MultiHeadAttention'), 2, 'one per decoder layer');
     assert.equal(perStep('GridSample'), 2);
     assert.equal(perStep('TopK'), 1);
+    // Residual + LayerNorm as Add + LayerNormalization, which ORT is told not to fuse: its CPU
+    // SkipLayerNormalization took ~3x the pair's time (graph/contrib.ts). 45 at n (30 of them had
+    // been SkipLayerNormalizations).
+    assert.equal(perStep('SkipLayerNormalization'), undefined);
+    assert.equal(perStep('LayerNormalization'), 45);
   });
 });

@@ -6,6 +6,7 @@
  * export layout (`images` -> `pred_logits`, `pred_boxes`, opset 17) read back by LibreYOLO().
  */
 import { LibreYOLOError } from '../../errors.ts';
+import { SKIP_LAYER_NORM_FUSION_OFF } from '../../graph/contrib.ts';
 import { DEFAULT_CAPABILITIES, type ModelFamily } from '../registry.ts';
 import { DFINE_COMMON as C, DFINE_SIZES, type DfineSize, type DfineVariant } from './config.ts';
 import { DfineDetector } from './detector.ts';
@@ -42,10 +43,8 @@ const variantFamily = (variant: DfineVariant): ModelFamily => {
     valInput: { resize: 'stretch', filter: 'linear', pad: 0, channels: 'rgb', scale: 1 / 255, preResize: true },
     // Top min(max_det, Q * nc) of the sigmoid scores, boxes not clipped.
     postprocess: { kind: 'topk', k: C.numQueries, clip: false },
-    // ORT fuses the residual Add + LayerNormalization of the attention blocks into SkipLayerNormalization,
-    // whose CPU kernel takes ~4x LayerNormalization's time at the 300-query shapes (ORT profile of
-    // dfinen at batch 1: 1.7 ms vs 0.44 ms for the 12 norms).
-    sessionConfig: { 'optimization.disable_specified_optimizers': 'SkipLayerNormFusion' },
+    // The residual Add + LayerNormalization of the attention blocks stays unfused (graph/contrib.ts).
+    sessionConfig: SKIP_LAYER_NORM_FUSION_OFF,
     // Opset 17 (LayerNormalization), dynamic batch only.
     exportOpset: 17,
     staticExportSize: true,

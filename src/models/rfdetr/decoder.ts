@@ -7,8 +7,7 @@
 import type { GraphBuilder } from '../../graph/builder.ts';
 import { LayerNorm, Linear, ModuleList } from '../../graph/layers.ts';
 import { Module } from '../../graph/module.ts';
-import { skipLayerNorm } from '../../graph/contrib.ts';
-import { matmul, reshape, transpose } from '../../graph/nn.ts';
+import { matmul, reshape, residualLayerNorm, transpose } from '../../graph/nn.ts';
 import { MSDeformAttn } from '../detr/deformable-attention.ts';
 import { MultiheadAttention } from '../detr/multihead-attention.ts';
 import { MLP } from '../detr/mlp.ts';
@@ -52,11 +51,11 @@ export class DecoderLayer extends Module {
     return this.norm3.emit(b, b.op('Add', [t, ffn]));
   }
 
-  /** Post-norm residuals as `SkipLayerNormalization` (the projection biases folded into it), `MultiHeadAttention`. */
+  /** Post-norm residuals with the projection biases folded into their sums, `MultiHeadAttention`. */
   private forwardFused(b: GraphBuilder, tgt: string, pos: string, ref: string, memory: string, shapes: ReadonlyArray<readonly [number, number]>, queries: number): string {
     const skipNorm = (x: { out: string; bias: string }, skip: string, norm: LayerNorm): string => b.scope(norm.path.split('.').pop()!, () => {
       const n = norm.tensors(b);
-      return skipLayerNorm(b, x.out, skip, n.weight, n.bias, x.bias, norm.eps).normed;
+      return residualLayerNorm(b, x.out, skip, n.weight, n.bias, x.bias, norm.eps).normed;
     });
     const sa = b.scope('self_attn', () => this.selfAttn.forwardFused(b, b.op('Add', [tgt, pos]), tgt));
     let t = skipNorm(sa, tgt, this.norm1);

@@ -9,8 +9,8 @@ import type { GraphBuilder } from '../../graph/builder.ts';
 import { LayerNorm, Linear, ModuleList } from '../../graph/layers.ts';
 import { Module } from '../../graph/module.ts';
 import { asFloat32 } from '../../graph/tensor.ts';
-import { concat, conv2d, erfGelu, float32, int64, matmul, reshape, slice, transpose } from '../../graph/nn.ts';
-import { biasGelu, packedSelfAttention, skipLayerNorm } from '../../graph/contrib.ts';
+import { concat, conv2d, erfGelu, float32, int64, matmul, reshape, residualLayerNorm, slice, transpose } from '../../graph/nn.ts';
+import { biasGelu, packedSelfAttention } from '../../graph/contrib.ts';
 import { dotProductAttention } from '../detr/attention.ts';
 import { antialiasBicubicWeights } from './antialias-bicubic.ts';
 import { RFDETR_COMMON as C, rfdetrInputDivisor, type RfdetrSizeConfig } from './config.ts';
@@ -140,8 +140,8 @@ class ViTLayer extends Module {
 
   /**
    * The same layer on ORT's fused kernels, given h and LN1(h): packed-QKV `Attention`, LayerScale
-   * folded into `dense`/`fc2` (W' = W diag(lambda), b' = lambda b), residual + LayerNorm as
-   * `SkipLayerNormalization`, `BiasGelu`. Returns h' and `next`(h') (the next layer's LN1, or the
+   * folded into `dense`/`fc2` (W' = W diag(lambda), b' = lambda b), residual + LayerNorm as `Add` +
+   * `LayerNormalization` (graph/contrib.ts says why not `SkipLayerNormalization`), `BiasGelu`. Returns h' and `next`(h') (the next layer's LN1, or the
    * final LayerNorm after the last layer).
    */
   forwardFused(b: GraphBuilder, h: string, ln1: string, tokensPerWindow: number, next: LayerNorm): { h: string; normed: string } {
@@ -169,7 +169,7 @@ class ViTLayer extends Module {
     if (this.global) a = reshape(b, a, [-1, tokensPerWindow, d]);
     const dense = scaled(this.dense, 'layer_scale1.lambda1');
     const n2 = this.norm2.tensors(b);
-    const first = skipLayerNorm(b, matmul(b, a, dense.weight), h, n2.weight, n2.bias, dense.bias, C.vitEps);
+    const first = residualLayerNorm(b, matmul(b, a, dense.weight), h, n2.weight, n2.bias, dense.bias, C.vitEps);
     const m = b.scope('mlp', () => {
       const fc1 = this.fc1.tensors(b);
       const act = biasGelu(b, matmul(b, first.normed, transpose(b, fc1.weight, [1, 0])), fc1.bias!);
@@ -177,7 +177,7 @@ class ViTLayer extends Module {
       return { out: matmul(b, act, fc2.weight), bias: fc2.bias };
     });
     const nn = next.tensors(b);
-    const second = skipLayerNorm(b, m.out, first.sum, nn.weight, nn.bias, m.bias, next.eps);
+    const second = residualLayerNorm(b, m.out, first.sum, nn.weight, nn.bias, m.bias, next.eps);
     return { h: second.sum, normed: second.normed };
   }
 }
@@ -228,7 +228,7 @@ class WindowedDinov2 extends Module {
         h = layer.emit(b, h, t);
       }
       if (taps.has(k + 1)) {
-        // After the last layer the fused SkipLayerNorm already applied the final LayerNorm.
+        // On the fused path the last layer's residual norm already applied the final LayerNorm.
         stages.push(b.scope(`stage${k + 1}`, () => unwindow(fused && last ? ln1 : this.layernorm.forward(b, h))));
       }
     })));

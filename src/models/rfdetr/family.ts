@@ -9,6 +9,7 @@
  */
 import { COCO91_TO_COCO80, COCO_NAMES } from '../../data/coco.ts';
 import { LibreYOLOError } from '../../errors.ts';
+import { SKIP_LAYER_NORM_FUSION_OFF } from '../../graph/contrib.ts';
 import type { HostTensor } from '../../graph/tensor.ts';
 import { queriesToPredictLayout } from '../detr/query-layout.ts';
 import { DEFAULT_CAPABILITIES, type ModelFamily } from '../registry.ts';
@@ -85,6 +86,8 @@ export const rfdetrFamily: ModelFamily = {
   // pairs dropped after the conf threshold (the original's _COCO91_TO_COCO80).
   postprocess: { kind: 'topk', k: DETECT_QUERIES, clip: false, columnClasses: (columns, nc) => (columns === 91 && nc === 80 ? COCO91_TO_COCO80 : null) },
   defaultNames: (networkNc) => (networkNc === 90 ? COCO_NAMES : null),
+  // The backbone's and decoder's residual Add + LayerNormalization stay unfused (graph/contrib.ts).
+  sessionConfig: SKIP_LAYER_NORM_FUSION_OFF,
   // The original's export: opset 17 (LayerNormalization), dynamic batch only, H and W static.
   exportOpset: 17,
   exportOwnTaskOnly: true,
