@@ -57,6 +57,8 @@ export interface ModelInit extends ModelIdentity {
   metadata?: Record<string, unknown>;
   /** Precision of the weights as loaded (an fp16/bf16 ONNX file). */
   precision?: ModelPrecision;
+  /** An exported file whose input height and width are static: predict runs at `imgsz` only. */
+  fixedInput?: boolean;
   warn?: Warn;
 }
 
@@ -89,6 +91,8 @@ export class LibreYOLOModel {
   /** Class id -> name. */
   readonly names: Record<number, string>;
   private inputSize: [number, number];
+  /** An exported file whose input height and width are static: it runs at `imgsz` only. */
+  readonly fixedInput: boolean;
   private weightsFile: string | null;
   private weightsFormat: ModelFormat;
   /** The network in the TypeScript graph IR; null for an exported `.onnx` (its graph is opaque). */
@@ -113,6 +117,7 @@ export class LibreYOLOModel {
     this.task = init.task;
     this.names = init.names;
     this.inputSize = init.imgsz;
+    this.fixedInput = init.fixedInput === true;
     this.weightsFile = init.weightsPath;
     this.weightsFormat = init.format;
     this.network = init.network;
@@ -175,7 +180,7 @@ export class LibreYOLOModel {
     const engine = this.engine;
     const eager: PredictContext['forward'] = (x, o) => engine.forward(x, o);
     return {
-      family: this.family, size: this.size, task: this.task, nc: this.nc, names: this.names, inputSize: this.imgsz,
+      family: this.family, size: this.size, task: this.task, nc: this.nc, names: this.names, inputSize: this.imgsz, ...(this.fixedInput ? { fixedInputOf: this.weightsFile ?? 'the model' } : {}),
       training: this.network?.training === true,
       // Graph forwards keep their input (capture compares it with eager runs), so nothing is transferred.
       forward: mode === 'off' ? eager : (x) => this.runner().run(x, mode === 'auto'),

@@ -25,6 +25,8 @@ export interface InferRunOptions {
   size: string;
   batch: number;
   imgsz: number | [number, number];
+  /** `imgsz` is the command's default, not the user's: a model with a fixed input runs at its own size. */
+  imgszIsDefault?: boolean;
   half: boolean;
   ampDtype: string;
   warmup: number;
@@ -101,8 +103,18 @@ export async function runInferProfile(o: InferRunOptions): Promise<InferRunResul
       // Claimed once the first model loads, so a bad --weights leaves no empty folder behind.
       dir ||= await incrementDir(o.project, 'infer');
       lastDir = repeat > 1 ? join(dir, `infer_${i}`) : dir;
+      let imgsz = o.imgsz;
+      if (o.imgszIsDefault && model.fixedInput) {
+        const [h, w] = model.imgsz;
+        imgsz = h === w ? h : [h, w];
+        if (i === 0 && String(imgsz) !== String(o.imgsz)) {
+          const msg = `--imgsz: ${o.weights} takes a fixed ${h}x${w} input, so it is profiled at that size (not the default ${String(o.imgsz)}).`;
+          o.warn?.(msg);
+          notes.push(msg);
+        }
+      }
       last = await profileInference(model, images, {
-        warmup: o.warmup, runs: o.runs, batch: o.batch, imgsz: o.imgsz, conf: o.conf, iou: o.iou, maxDet: o.maxDet,
+        warmup: o.warmup, runs: o.runs, batch: o.batch, imgsz, conf: o.conf, iou: o.iou, maxDet: o.maxDet,
         trace: o.trace, saveDir: lastDir, meta: { model: o.weights }, half, ampDtype, notes,
       });
     } catch (err) {

@@ -36,6 +36,8 @@ export interface PredictContext {
   names: Record<number, string>;
   /** Model input size `[h, w]` when imgsz is not given. */
   inputSize: [number, number];
+  /** Set (to the file's name) when the model runs at `inputSize` only: an export with a static input. */
+  fixedInputOf?: string;
   /** Train mode of the network: images are never stacked then. */
   training: boolean;
   /** Forward that may replay captured graphs (everything but TTA). */
@@ -259,6 +261,15 @@ async function predictAugmented(ctx: PredictContext, item: SourceItem, index: nu
  * after the last good result, a `SourcesFailedError` names every bad image and why. A single source
  * that cannot be read raises its own error.
  */
+/** Refuses an imgsz other than the input size an export with a static input was made at. */
+function checkFixedInput(ctx: PredictContext, [h, w]: readonly [number, number]): void {
+  const [fh, fw] = ctx.inputSize;
+  if (ctx.fixedInputOf === undefined || (h === fh && w === fw)) return;
+  const asked = h === w ? `imgsz=${h}` : `imgsz=[${h}, ${w}]`;
+  throw new LibreYOLOError('invalid_imgsz',
+    `${ctx.fixedInputOf} takes a fixed ${fh}x${fw} input (it was exported at that size), so ${asked} cannot run on it. Leave imgsz unset (or pass imgsz=${fh === fw ? fh : `[${fh}, ${fw}]`}), or export the model again at the size you need.`);
+}
+
 export async function* runPredict(ctx: PredictContext, items: ItemStream, opts: ResolvedPredictOptions, isBatch: boolean): AsyncGenerator<Results> {
   const failures: SourceFailure[] = [];
   const onLoadError: LoadErrorHandler<ItemMeta> | undefined = isBatch
@@ -273,6 +284,7 @@ async function* predictItems(
 ): AsyncGenerator<Results> {
   const size = opts.imgsz ?? ctx.inputSize;
   checkFamilyImgsz(ctx.family, size);
+  checkFixedInput(ctx, size);
   const caps = ctx.family.capabilities;
   if (opts.tiling && tilingMode(ctx.task) === 'tile') {
     tileSize(size); // a rectangular imgsz is refused before any image is read

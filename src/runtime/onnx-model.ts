@@ -55,6 +55,8 @@ export interface OnnxModelOptions {
 /** What an exported file is, with the engine that runs it (its session is created on first forward, or by the probe). */
 export interface OnnxModel extends ModelIdentity {
   engine: OnnxFileEngine;
+  /** The input's height and width are static in the file: only `imgsz` runs. */
+  fixedInput: boolean;
   metadata: Record<string, string>;
   precision: 'fp16' | 'fp32';
 }
@@ -146,6 +148,7 @@ export async function openOnnxModel(bytes: Uint8Array, path: string, options: On
     task,
     names: namesOrDefault(names, nc),
     imgsz,
+    fixedInput: staticHW,
     engine,
     metadata: Object.fromEntries(md),
     precision,

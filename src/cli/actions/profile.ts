@@ -31,7 +31,8 @@ export async function runInfer(source: string | undefined, f: InferFlags, cmd: C
   // The seed's defaults need CUDA and a download; on a CPU-only machine these flags work offline.
   const cpuFlags = `--device cpu${cmd.getOptionValueSource('weights') === 'default' ? ` --weights ${DEFAULT_MODEL.replace(/\.pt$/, '')}` : ''}`;
   const { profilePath, profile: a, timelinePath } = await runInferProfile({
-    ...(source !== undefined ? { source } : {}), weights: f.weights, size: f.size, batch: f.batch, imgsz: f.imgsz, half: f.half,
+    ...(source !== undefined ? { source } : {}), weights: f.weights, size: f.size, batch: f.batch, imgsz: f.imgsz,
+    imgszIsDefault: cmd.getOptionValueSource('imgsz') === 'default', half: f.half,
     ampDtype: f.ampDtype, warmup: f.warmup, runs: f.runs, repeat: f.repeat, conf: f.conf, iou: f.iou, maxDet: f.maxDet,
     device: f.device, trace: f.trace, project: f.project, ...(f.threads ? { threads: f.threads } : {}),
     warn, cpuFlags,
