@@ -21,6 +21,8 @@ import { sourceItems, type BrowserImageSource } from './images.ts';
 /** What a loaded file says about its model (a checkpoint's or an exported .onnx's). */
 export interface BrowserModelInit extends ModelIdentity {
   format: 'pt' | 'safetensors' | 'onnx';
+  /** An exported file whose input height and width are static: it runs at `imgsz` only. */
+  fixedInput?: boolean;
 }
 
 export class BrowserModel {
@@ -30,6 +32,8 @@ export class BrowserModel {
   readonly names: Record<number, string>;
   readonly imgsz: [number, number];
   readonly format: 'pt' | 'safetensors' | 'onnx';
+  /** An exported file whose input height and width are static: it runs at `imgsz` only. */
+  readonly fixedInput: boolean;
   private closed = false;
   /** The tracker `track({ persist: true })` keeps between calls. */
   private persistentTracker: ByteTracker | null = null;
@@ -45,6 +49,7 @@ export class BrowserModel {
     this.names = init.names;
     this.imgsz = init.imgsz;
     this.format = init.format;
+    this.fixedInput = init.fixedInput === true;
     this.nc = Object.keys(init.names).length;
   }
 
@@ -70,7 +75,7 @@ export class BrowserModel {
   private context(): PredictContext {
     const forward: PredictContext['forward'] = (x, o) => this.engine.forward(x, o);
     return {
-      family: this.family, size: this.size, task: this.task, nc: this.nc, names: this.names, inputSize: this.imgsz, training: false,
+      family: this.family, size: this.size, task: this.task, nc: this.nc, names: this.names, inputSize: this.imgsz, training: false, ...(this.fixedInput ? { fixedInputOf: 'this model' } : {}),
       forward, eagerForward: forward, acceptsBatch: (b) => this.engine.acceptsBatch(b), warn: this.warn,
     };
   }
