@@ -106,8 +106,9 @@ export async function runInferProfile(o: InferRunOptions): Promise<InferRunResul
       let imgsz = o.imgsz;
       if (o.imgszIsDefault && model.fixedInput) {
         const [h, w] = model.imgsz;
+        const [ah, aw] = typeof o.imgsz === 'number' ? [o.imgsz, o.imgsz] : o.imgsz;
         imgsz = h === w ? h : [h, w];
-        if (i === 0 && String(imgsz) !== String(o.imgsz)) {
+        if (i === 0 && (ah !== h || aw !== w)) {
           const msg = `--imgsz: ${o.weights} takes a fixed ${h}x${w} input, so it is profiled at that size (not the default ${String(o.imgsz)}).`;
           o.warn?.(msg);
           notes.push(msg);

@@ -255,21 +255,21 @@ async function predictAugmented(ctx: PredictContext, item: SourceItem, index: nu
   return result;
 }
 
+/** Refuses an imgsz other than the input size an export with a static input was made at. */
+function checkFixedInput(ctx: PredictContext, [h, w]: readonly [number, number]): void {
+  const [fh, fw] = ctx.inputSize;
+  if (ctx.fixedInputOf === undefined || (h === fh && w === fw)) return;
+  const option = (a: number, b: number): string => `imgsz=${a === b ? a : `[${a}, ${b}]`}`;
+  throw new LibreYOLOError('invalid_imgsz',
+    `${ctx.fixedInputOf} takes a fixed ${fh}x${fw} input (it was exported at that size), so ${option(h, w)} cannot run on it. Leave imgsz unset (or pass ${option(fh, fw)}), or export the model again at the size you need.`);
+}
+
 /**
  * Predicts every item in order, yielding each result as soon as it is ready. In a folder or list, an
  * image that cannot be read (missing, corrupt, too large, a failed download) does not stop the others:
  * after the last good result, a `SourcesFailedError` names every bad image and why. A single source
  * that cannot be read raises its own error.
  */
-/** Refuses an imgsz other than the input size an export with a static input was made at. */
-function checkFixedInput(ctx: PredictContext, [h, w]: readonly [number, number]): void {
-  const [fh, fw] = ctx.inputSize;
-  if (ctx.fixedInputOf === undefined || (h === fh && w === fw)) return;
-  const asked = h === w ? `imgsz=${h}` : `imgsz=[${h}, ${w}]`;
-  throw new LibreYOLOError('invalid_imgsz',
-    `${ctx.fixedInputOf} takes a fixed ${fh}x${fw} input (it was exported at that size), so ${asked} cannot run on it. Leave imgsz unset (or pass imgsz=${fh === fw ? fh : `[${fh}, ${fw}]`}), or export the model again at the size you need.`);
-}
-
 export async function* runPredict(ctx: PredictContext, items: ItemStream, opts: ResolvedPredictOptions, isBatch: boolean): AsyncGenerator<Results> {
   const failures: SourceFailure[] = [];
   const onLoadError: LoadErrorHandler<ItemMeta> | undefined = isBatch

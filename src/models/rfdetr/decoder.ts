@@ -53,19 +53,19 @@ export class DecoderLayer extends Module {
 
   /** Post-norm residuals with the projection biases folded into their sums, `MultiHeadAttention`. */
   private forwardFused(b: GraphBuilder, tgt: string, pos: string, ref: string, memory: string, shapes: ReadonlyArray<readonly [number, number]>, queries: number): string {
-    const skipNorm = (x: { out: string; bias: string }, skip: string, norm: LayerNorm): string => b.scope(norm.path.split('.').pop()!, () => {
+    const residualNorm = (x: { out: string; bias: string }, skip: string, norm: LayerNorm): string => b.scope(norm.path.split('.').pop()!, () => {
       const n = norm.tensors(b);
       return residualLayerNorm(b, x.out, skip, n.weight, n.bias, x.bias, norm.eps).normed;
     });
     const sa = b.scope('self_attn', () => this.selfAttn.forwardFused(b, b.op('Add', [tgt, pos]), tgt));
-    let t = skipNorm(sa, tgt, this.norm1);
+    let t = residualNorm(sa, tgt, this.norm1);
     const ca = this.crossAttn.emit(b, b.op('Add', [t, pos]), ref, memory, shapes, queries);
     t = this.norm2.emit(b, b.op('Add', [t, ca]));
     const ffn = b.scope('ffn', () => {
       const l2 = this.linear2.tensors(b);
       return { out: matmul(b, b.op('Relu', [this.linear1.emit(b, t)]), transpose(b, l2.weight, [1, 0])), bias: l2.bias! };
     });
-    return skipNorm(ffn, t, this.norm3);
+    return residualNorm(ffn, t, this.norm3);
   }
 }
 

@@ -145,8 +145,8 @@ class ViTLayer extends Module {
   /**
    * The same layer on ORT's fused kernels, given h and LN1(h): packed-QKV `Attention`, LayerScale
    * folded into `dense`/`fc2` (W' = W diag(lambda), b' = lambda b), residual + LayerNorm as `Add` +
-   * `LayerNormalization` (graph/contrib.ts says why not `SkipLayerNormalization`), `BiasGelu`. Returns h' and `next`(h') (the next layer's LN1, or the
-   * final LayerNorm after the last layer).
+   * `LayerNormalization` (graph/contrib.ts says why not `SkipLayerNormalization`), `BiasGelu`.
+   * Returns h' and `next`(h') (the next layer's LN1, or the final LayerNorm after the last layer).
    */
   forwardFused(b: GraphBuilder, h: string, ln1: string, tokensPerWindow: number, next: LayerNorm): { h: string; normed: string } {
     const d = C.vitDim;
